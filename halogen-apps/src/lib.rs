@@ -1,0 +1,1 @@
+//! Benchmark pipelines written with Halogen.

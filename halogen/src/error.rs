@@ -1,0 +1,51 @@
+//! The error type of every fallible operation.
+
+use thiserror::Error as ThisError;
+
+/// Everything that can go wrong, from a bad definition to a too-small buffer at run time.
+/// Each message names the Func, buffer or directive involved and the numbers.
+///
+/// ```
+/// use halogen::Error;
+/// let e = Error::Schedule("Func 'f': split: no loop variable 'z'".into());
+/// assert!(e.to_string().contains("split"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, ThisError)]
+pub enum Error {
+    /// A mistake in the algorithm (a bad definition, a type mismatch, a missing definition).
+    #[error("definition error: {0}")]
+    Definition(String),
+    /// An invalid schedule directive.
+    #[error("schedule error: {0}")]
+    Schedule(String),
+    /// The compiler could not bound a region (for example a data-dependent index).
+    #[error("bounds error: {0}")]
+    Bounds(String),
+    /// A buffer given at run time does not match what the pipeline needs.
+    #[error("buffer error: {0}")]
+    Buffer(String),
+    /// A missing or wrongly typed argument.
+    #[error("argument error: {0}")]
+    Argument(String),
+    /// A check in the generated code failed while the pipeline ran.
+    #[error("runtime error: {0}")]
+    Runtime(String),
+    /// A bug in Halogen itself: the pass and an excerpt of the IR.
+    #[error("internal error in {pass}: {message}")]
+    Internal {
+        /// The pass or component that failed.
+        pass: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Shorthand for results with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An internal error raised by `pass`.
+    pub fn internal(pass: &str, message: impl Into<String>) -> Error {
+        Error::Internal { pass: pass.to_string(), message: message.into() }
+    }
+}

@@ -1,0 +1,531 @@
+//! Expressions: an immutable, reference-counted DAG of typed nodes.
+//!
+//! The same [`Expr`] serves the user (through operator overloading in `lang`) and the
+//! compiler. Nodes are shared through `Arc`, so substitution and rewriting rebuild only the
+//! spine they change and a DAG never blows up into a tree; equality is structural with a
+//! pointer-equality fast path, and hashing is structural. This keeps the properties the
+//! design asks of a hash-consed arena (cheap sharing, no exponential blow-up) with one
+//! representation instead of two; `analysis::cse` recovers sharing explicitly where the
+//! generated code needs it.
+
+use super::types::Type;
+use crate::lang::func::FuncRef;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// A name in the IR: variables, buffers, Funcs, loops.
+pub type Name = Arc<str>;
+
+/// A typed expression node handle. Cheap to clone.
+#[derive(Clone)]
+pub struct Expr(pub(crate) Arc<ExprNode>);
+
+/// One expression node: its type and its kind.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ExprNode {
+    /// The type of the value (with lanes for vectors).
+    pub ty: Type,
+    /// What the node computes.
+    pub kind: ExprKind,
+}
+
+/// A float constant stored by its bits, so that expressions can be hashed and compared.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct FloatBits(pub u64);
+
+impl FloatBits {
+    /// The value.
+    pub fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+/// Two-operand arithmetic, bitwise and logical operators (operands of equal type).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// Floor division for integers (Euclidean; x / 0 == 0), IEEE division for floats.
+    Div,
+    /// Euclidean remainder for integers (never negative; x % 0 == 0), floor-based for floats.
+    Mod,
+    Min,
+    Max,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    /// Logical and of bools.
+    And,
+    /// Logical or of bools.
+    Or,
+}
+
+/// Comparisons; the result is bool with the operands' lanes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Math functions and other built-ins called by name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Intrinsic {
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Pow,
+    Floor,
+    Ceil,
+    /// Round half to even.
+    Round,
+    Trunc,
+    Sin,
+    Cos,
+    Tan,
+    Atan2,
+    /// Reinterpret bits as another type of the same width.
+    Reinterpret,
+    /// Bitwise not of an integer.
+    BitNot,
+}
+
+/// What a call refers to.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum CallKind {
+    /// A value of a Func (before lowering turns it into a load); `value_index` picks the
+    /// tuple element.
+    Func { func: FuncRef, value_index: usize },
+    /// A pixel of an input image (an `ImageParam`), by the image's name.
+    Image,
+    /// A built-in function.
+    Intrinsic(Intrinsic),
+}
+
+/// One dimension of a reduction domain.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ReductionVariable {
+    /// The variable's unique name.
+    pub name: Name,
+    /// First value.
+    pub min: Expr,
+    /// Number of values.
+    pub extent: Expr,
+}
+
+/// A reduction domain: the dimensions an update definition iterates over, innermost first.
+#[derive(PartialEq, Eq, Hash, Debug)]
+pub struct ReductionDomain {
+    /// Dimensions, innermost first.
+    pub vars: Vec<ReductionVariable>,
+}
+
+/// Shared handle to a reduction domain (compared by identity).
+#[derive(Clone, Debug)]
+pub struct ReductionRef(pub Arc<ReductionDomain>);
+
+impl PartialEq for ReductionRef {
+    fn eq(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+impl Eq for ReductionRef {}
+impl Hash for ReductionRef {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (Arc::as_ptr(&self.0) as usize).hash(h)
+    }
+}
+
+/// The kinds of expression nodes.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ExprKind {
+    /// Integer or bool constant (the node's type says which; unsigned values are stored
+    /// by their bits).
+    IntImm(i64),
+    /// Float constant.
+    FloatImm(FloatBits),
+    /// A named scalar: a pure or loop variable, a let-bound name, a parameter, or a
+    /// reduction variable (then `reduction` is its domain).
+    Var { name: Name, reduction: Option<ReductionRef> },
+    /// Conversion to the node's type.
+    Cast(Expr),
+    /// Arithmetic, bitwise or logical operator.
+    Binary(BinOp, Expr, Expr),
+    /// Comparison.
+    Cmp(CmpOp, Expr, Expr),
+    /// Logical not.
+    Not(Expr),
+    /// `condition ? true_value : false_value`, lane-wise for vectors.
+    Select(Expr, Expr, Expr),
+    /// Load of `buffer[index]` from flat storage, lanes of `index` wide; masked lanes of
+    /// `predicate` read nothing and give zero.
+    Load { buffer: Name, index: Expr, predicate: Option<Expr> },
+    /// `base, base + stride, ...` (`lanes` values).
+    Ramp { base: Expr, stride: Expr, lanes: u16 },
+    /// A scalar repeated over `lanes` lanes.
+    Broadcast { value: Expr, lanes: u16 },
+    /// `let name = value in body`.
+    Let { name: Name, value: Expr, body: Expr },
+    /// A call to a Func, an image or an intrinsic.
+    Call { name: Name, args: Vec<Expr>, kind: CallKind },
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &o.0) || *self.0 == *o.0
+    }
+}
+impl Eq for Expr {}
+impl Hash for Expr {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.hash(h)
+    }
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self)
+    }
+}
+
+impl Expr {
+    /// Build a node from its type and kind.
+    pub fn make(ty: Type, kind: ExprKind) -> Expr {
+        Expr(Arc::new(ExprNode { ty, kind }))
+    }
+    /// The node's type.
+    pub fn ty(&self) -> Type {
+        self.0.ty
+    }
+    /// The node's kind.
+    pub fn kind(&self) -> &ExprKind {
+        &self.0.kind
+    }
+    /// Identity of the node (for memo tables).
+    pub fn ptr(&self) -> *const ExprNode {
+        Arc::as_ptr(&self.0)
+    }
+    /// True if both handles point to the same node.
+    pub fn same_as(&self, o: &Expr) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+
+    // ----- constructors that do no type coercion (the compiler's own) -----
+
+    /// Integer (or bool) constant of type `ty`, wrapped to its width.
+    pub fn int_imm(ty: Type, v: i64) -> Expr {
+        debug_assert!(ty.is_int_or_uint() || ty.is_bool());
+        Expr::make(ty.element(), ExprKind::IntImm(ty.wrap_int(v)))
+    }
+    /// 32-bit signed constant.
+    pub fn i32(v: i64) -> Expr {
+        Expr::int_imm(Type::i32(), v)
+    }
+    /// Bool constant.
+    pub fn bool_imm(v: bool) -> Expr {
+        Expr::int_imm(Type::bool(), v as i64)
+    }
+    /// Float constant of type `ty` (rounded to f32 where `ty` is f32).
+    pub fn float_imm(ty: Type, v: f64) -> Expr {
+        debug_assert!(ty.is_float());
+        let v = if ty.bits == 32 { v as f32 as f64 } else { v };
+        Expr::make(ty.element(), ExprKind::FloatImm(FloatBits(v.to_bits())))
+    }
+    /// A constant of any scalar type with the value `v` (converted as a cast would).
+    pub fn const_of(ty: Type, v: i64) -> Expr {
+        let e = if ty.element().is_float() { Expr::float_imm(ty.element(), v as f64) } else { Expr::int_imm(ty.element(), v) };
+        if ty.is_vector() {
+            Expr::broadcast(e, ty.lanes)
+        } else {
+            e
+        }
+    }
+    /// A plain variable of type `ty`.
+    pub fn var(ty: Type, name: impl Into<Name>) -> Expr {
+        Expr::make(ty, ExprKind::Var { name: name.into(), reduction: None })
+    }
+    /// Conversion to `ty` (no node if the type already matches).
+    pub fn cast(ty: Type, e: Expr) -> Expr {
+        if e.ty() == ty {
+            return e;
+        }
+        Expr::make(ty, ExprKind::Cast(e))
+    }
+    /// Binary operator on operands of equal type.
+    pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+        debug_assert_eq!(a.ty(), b.ty(), "operand types of {op:?} differ: {a} vs {b}");
+        Expr::make(a.ty(), ExprKind::Binary(op, a, b))
+    }
+    /// Comparison of operands of equal type.
+    pub fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
+        debug_assert_eq!(a.ty(), b.ty(), "operand types of {op:?} differ: {a} vs {b}");
+        let t = Type::bool().with_lanes(a.ty().lanes);
+        Expr::make(t, ExprKind::Cmp(op, a, b))
+    }
+    /// Logical not.
+    pub fn not(a: Expr) -> Expr {
+        Expr::make(a.ty(), ExprKind::Not(a))
+    }
+    /// Select.
+    pub fn select(c: Expr, t: Expr, f: Expr) -> Expr {
+        debug_assert_eq!(t.ty(), f.ty());
+        Expr::make(t.ty(), ExprKind::Select(c, t, f))
+    }
+    /// Ramp of `lanes` values.
+    pub fn ramp(base: Expr, stride: Expr, lanes: u16) -> Expr {
+        Expr::make(base.ty().with_lanes(lanes), ExprKind::Ramp { base, stride, lanes })
+    }
+    /// Broadcast of a scalar.
+    pub fn broadcast(value: Expr, lanes: u16) -> Expr {
+        Expr::make(value.ty().with_lanes(lanes), ExprKind::Broadcast { value, lanes })
+    }
+    /// Let expression.
+    pub fn let_in(name: impl Into<Name>, value: Expr, body: Expr) -> Expr {
+        Expr::make(body.ty(), ExprKind::Let { name: name.into(), value, body })
+    }
+    /// Load of element type `elem` (lanes taken from the index).
+    pub fn load(elem: Type, buffer: impl Into<Name>, index: Expr, predicate: Option<Expr>) -> Expr {
+        let t = elem.with_lanes(index.ty().lanes);
+        Expr::make(t, ExprKind::Load { buffer: buffer.into(), index, predicate })
+    }
+    /// Intrinsic call of result type `ty`.
+    pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
+        Expr::make(ty, ExprKind::Call { name: format!("{which:?}").to_lowercase().into(), args, kind: CallKind::Intrinsic(which) })
+    }
+
+    // ----- shorthands for the compiler -----
+
+    /// `a + b`
+    pub fn add(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Add, a, b)
+    }
+    /// `a - b`
+    pub fn sub(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Sub, a, b)
+    }
+    /// `a * b`
+    pub fn mul(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Mul, a, b)
+    }
+    /// `a / b` (floor for ints)
+    pub fn div(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Div, a, b)
+    }
+    /// `a % b` (Euclidean for ints)
+    pub fn rem(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Mod, a, b)
+    }
+    /// `min(a, b)`
+    pub fn min(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Min, a, b)
+    }
+    /// `max(a, b)`
+    pub fn max(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Max, a, b)
+    }
+    /// `a && b`
+    pub fn and(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::And, a, b)
+    }
+    /// `a || b`
+    pub fn or(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Or, a, b)
+    }
+    /// `a < b`
+    pub fn lt(a: Expr, b: Expr) -> Expr {
+        Expr::cmp(CmpOp::Lt, a, b)
+    }
+    /// `a <= b`
+    pub fn le(a: Expr, b: Expr) -> Expr {
+        Expr::cmp(CmpOp::Le, a, b)
+    }
+    /// `a == b`
+    pub fn eq_(a: Expr, b: Expr) -> Expr {
+        Expr::cmp(CmpOp::Eq, a, b)
+    }
+
+    // ----- inspection -----
+
+    /// The integer value if this is an integer/bool constant (or a broadcast of one).
+    pub fn as_int(&self) -> Option<i64> {
+        match self.kind() {
+            ExprKind::IntImm(v) => Some(*v),
+            ExprKind::Broadcast { value, .. } => value.as_int(),
+            _ => None,
+        }
+    }
+    /// The float value if this is a float constant (or a broadcast of one).
+    pub fn as_float(&self) -> Option<f64> {
+        match self.kind() {
+            ExprKind::FloatImm(b) => Some(b.get()),
+            ExprKind::Broadcast { value, .. } => value.as_float(),
+            _ => None,
+        }
+    }
+    /// True if a constant (int or float, scalar or broadcast).
+    pub fn is_const(&self) -> bool {
+        self.as_int().is_some() || self.as_float().is_some()
+    }
+    /// True if the constant zero.
+    pub fn is_zero(&self) -> bool {
+        self.as_int() == Some(0) || self.as_float() == Some(0.0)
+    }
+    /// True if the constant one.
+    pub fn is_one(&self) -> bool {
+        self.as_int() == Some(1) || self.as_float() == Some(1.0)
+    }
+    /// The variable's name if this is a variable.
+    pub fn as_var(&self) -> Option<&Name> {
+        match self.kind() {
+            ExprKind::Var { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+    /// True if the constant `true`.
+    pub fn is_true(&self) -> bool {
+        self.ty().element().is_bool() && self.as_int() == Some(1)
+    }
+    /// True if the constant `false`.
+    pub fn is_false(&self) -> bool {
+        self.ty().element().is_bool() && self.as_int() == Some(0)
+    }
+
+    /// Calls `f` on each direct child.
+    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+        match self.kind() {
+            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+            ExprKind::Cast(a) | ExprKind::Not(a) => f(a),
+            ExprKind::Binary(_, a, b) | ExprKind::Cmp(_, a, b) => {
+                f(a);
+                f(b)
+            }
+            ExprKind::Select(c, t, e) => {
+                f(c);
+                f(t);
+                f(e)
+            }
+            ExprKind::Load { index, predicate, .. } => {
+                f(index);
+                if let Some(p) = predicate {
+                    f(p)
+                }
+            }
+            ExprKind::Ramp { base, stride, .. } => {
+                f(base);
+                f(stride)
+            }
+            ExprKind::Broadcast { value, .. } => f(value),
+            ExprKind::Let { value, body, .. } => {
+                f(value);
+                f(body)
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(f),
+        }
+    }
+
+    /// Rebuilds the node with each child replaced by `f(child)`; returns `self` (shared)
+    /// if nothing changed. Types are recomputed only by the node constructors above, so
+    /// `f` must keep each child's type unless the caller fixes the node up.
+    pub fn map_children(&self, mut f: impl FnMut(&Expr) -> Expr) -> Expr {
+        let ty = self.ty();
+        let same = |a: &Expr, b: &Expr| a.same_as(b);
+        match self.kind() {
+            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => self.clone(),
+            ExprKind::Cast(a) => {
+                let na = f(a);
+                if same(a, &na) {
+                    self.clone()
+                } else {
+                    Expr::make(ty.with_lanes(na.ty().lanes), ExprKind::Cast(na))
+                }
+            }
+            ExprKind::Not(a) => {
+                let na = f(a);
+                if same(a, &na) {
+                    self.clone()
+                } else {
+                    Expr::not(na)
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (na, nb) = (f(a), f(b));
+                if same(a, &na) && same(b, &nb) {
+                    self.clone()
+                } else {
+                    Expr::binary(*op, na, nb)
+                }
+            }
+            ExprKind::Cmp(op, a, b) => {
+                let (na, nb) = (f(a), f(b));
+                if same(a, &na) && same(b, &nb) {
+                    self.clone()
+                } else {
+                    Expr::cmp(*op, na, nb)
+                }
+            }
+            ExprKind::Select(c, t, e) => {
+                let (nc, nt, ne) = (f(c), f(t), f(e));
+                if same(c, &nc) && same(t, &nt) && same(e, &ne) {
+                    self.clone()
+                } else {
+                    Expr::select(nc, nt, ne)
+                }
+            }
+            ExprKind::Load { buffer, index, predicate } => {
+                let ni = f(index);
+                let np = predicate.as_ref().map(&mut f);
+                let unchanged = same(index, &ni)
+                    && match (predicate, &np) {
+                        (Some(p), Some(q)) => same(p, q),
+                        _ => true,
+                    };
+                if unchanged {
+                    self.clone()
+                } else {
+                    Expr::load(ty.element(), buffer.clone(), ni, np)
+                }
+            }
+            ExprKind::Ramp { base, stride, lanes } => {
+                let (nb, ns) = (f(base), f(stride));
+                if same(base, &nb) && same(stride, &ns) {
+                    self.clone()
+                } else {
+                    Expr::ramp(nb, ns, *lanes)
+                }
+            }
+            ExprKind::Broadcast { value, lanes } => {
+                let nv = f(value);
+                if same(value, &nv) {
+                    self.clone()
+                } else {
+                    Expr::broadcast(nv, *lanes)
+                }
+            }
+            ExprKind::Let { name, value, body } => {
+                let (nv, nb) = (f(value), f(body));
+                if same(value, &nv) && same(body, &nb) {
+                    self.clone()
+                } else {
+                    Expr::let_in(name.clone(), nv, nb)
+                }
+            }
+            ExprKind::Call { name, args, kind } => {
+                let nargs: Vec<Expr> = args.iter().map(&mut f).collect();
+                if nargs.iter().zip(args).all(|(a, b)| same(a, b)) {
+                    self.clone()
+                } else {
+                    let lanes = nargs.iter().map(|a| a.ty().lanes).max().unwrap_or(1).max(1);
+                    let nty = if matches!(kind, CallKind::Intrinsic(_)) { ty.with_lanes(lanes) } else { ty };
+                    Expr::make(nty, ExprKind::Call { name: name.clone(), args: nargs, kind: kind.clone() })
+                }
+            }
+        }
+    }
+}

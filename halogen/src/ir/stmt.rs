@@ -1,0 +1,227 @@
+//! Statements: an owned tree of loop-nest nodes whose leaves hold [`Expr`]s.
+
+use super::expr::{Expr, Name};
+use super::types::Type;
+
+/// How a `For` loop runs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ForKind {
+    /// One iteration after another.
+    Serial,
+    /// Iterations run on the thread pool, in any order.
+    Parallel,
+    /// Becomes vector code (constant extent).
+    Vectorized,
+    /// Becomes copies of the body (constant extent).
+    Unrolled,
+    /// GPU block index.
+    GpuBlock,
+    /// GPU thread index.
+    GpuThread,
+    /// Split across MPI ranks.
+    Distributed,
+}
+
+/// A half-open range given by its first value and its length.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Range {
+    /// First value.
+    pub min: Expr,
+    /// Number of values.
+    pub extent: Expr,
+}
+
+impl Range {
+    /// A range from its min and extent.
+    pub fn new(min: Expr, extent: Expr) -> Range {
+        Range { min, extent }
+    }
+}
+
+/// A piece of an assertion's message: literal text or a value printed at failure.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum MsgPart {
+    /// Literal text.
+    Text(String),
+    /// An integer value, evaluated when the assertion fails.
+    Value(Expr),
+}
+
+/// Statement nodes.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Stmt {
+    /// `let name = value` for the body.
+    LetStmt { name: Name, value: Expr, body: Box<Stmt> },
+    /// Fails the pipeline with `message` when `condition` is false.
+    Assert { condition: Expr, message: Vec<MsgPart> },
+    /// Marks the producing (`is_producer`) or consuming part of a Func's realization.
+    ProducerConsumer { name: Name, is_producer: bool, body: Box<Stmt> },
+    /// `for name in [min, min + extent)`.
+    For { name: Name, min: Expr, extent: Expr, kind: ForKind, body: Box<Stmt> },
+    /// Multi-dimensional store of a Func's values (before storage flattening).
+    Provide { name: Name, values: Vec<Expr>, args: Vec<Expr> },
+    /// Multi-dimensional storage for a Func over `bounds` (before storage flattening).
+    Realize { name: Name, types: Vec<Type>, bounds: Vec<Range>, body: Box<Stmt> },
+    /// `buffer[index] = value`, lanes of `index` wide; lanes where `predicate` is false are
+    /// not written.
+    Store { buffer: Name, value: Expr, index: Expr, predicate: Option<Expr> },
+    /// Flat storage of `extents` (multiplied) elements of `ty`, live in `body`.
+    Allocate { name: Name, ty: Type, extents: Vec<Expr>, body: Box<Stmt> },
+    /// Ends the life of an allocation before its scope does.
+    Free { name: Name },
+    /// Statements in order.
+    Block(Vec<Stmt>),
+    /// Conditional.
+    IfThenElse { condition: Expr, then_case: Box<Stmt>, else_case: Option<Box<Stmt>> },
+    /// Evaluates an expression for its effects.
+    Evaluate(Expr),
+}
+
+impl Stmt {
+    /// An empty statement.
+    pub fn no_op() -> Stmt {
+        Stmt::Block(Vec::new())
+    }
+    /// True for an empty block.
+    pub fn is_no_op(&self) -> bool {
+        matches!(self, Stmt::Block(v) if v.is_empty())
+    }
+    /// A block of statements, flattening nested blocks and dropping no-ops.
+    pub fn block(stmts: Vec<Stmt>) -> Stmt {
+        let mut out = Vec::new();
+        for s in stmts {
+            match s {
+                Stmt::Block(inner) => out.extend(inner),
+                s => out.push(s),
+            }
+        }
+        if out.len() == 1 {
+            out.pop().unwrap()
+        } else {
+            Stmt::Block(out)
+        }
+    }
+    /// `let name = value in body`.
+    pub fn let_stmt(name: impl Into<Name>, value: Expr, body: Stmt) -> Stmt {
+        Stmt::LetStmt { name: name.into(), value, body: Box::new(body) }
+    }
+    /// A `For` loop.
+    pub fn for_loop(name: impl Into<Name>, min: Expr, extent: Expr, kind: ForKind, body: Stmt) -> Stmt {
+        Stmt::For { name: name.into(), min, extent, kind, body: Box::new(body) }
+    }
+    /// `if condition { then_case }`.
+    pub fn if_then(condition: Expr, then_case: Stmt) -> Stmt {
+        Stmt::IfThenElse { condition, then_case: Box::new(then_case), else_case: None }
+    }
+
+    /// Calls `fs` on each direct child statement and `fe` on each direct child expression.
+    pub fn for_each_child(&self, mut fs: impl FnMut(&Stmt), mut fe: impl FnMut(&Expr)) {
+        match self {
+            Stmt::LetStmt { value, body, .. } => {
+                fe(value);
+                fs(body)
+            }
+            Stmt::Assert { condition, message } => {
+                fe(condition);
+                for m in message {
+                    if let MsgPart::Value(e) = m {
+                        fe(e)
+                    }
+                }
+            }
+            Stmt::ProducerConsumer { body, .. } => fs(body),
+            Stmt::For { min, extent, body, .. } => {
+                fe(min);
+                fe(extent);
+                fs(body)
+            }
+            Stmt::Provide { values, args, .. } => {
+                values.iter().for_each(&mut fe);
+                args.iter().for_each(&mut fe);
+            }
+            Stmt::Realize { bounds, body, .. } => {
+                for b in bounds {
+                    fe(&b.min);
+                    fe(&b.extent);
+                }
+                fs(body)
+            }
+            Stmt::Store { value, index, predicate, .. } => {
+                fe(value);
+                fe(index);
+                if let Some(p) = predicate {
+                    fe(p)
+                }
+            }
+            Stmt::Allocate { extents, body, .. } => {
+                extents.iter().for_each(&mut fe);
+                fs(body)
+            }
+            Stmt::Free { .. } => {}
+            Stmt::Block(v) => v.iter().for_each(fs),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                fe(condition);
+                fs(then_case);
+                if let Some(e) = else_case {
+                    fs(e)
+                }
+            }
+            Stmt::Evaluate(e) => fe(e),
+        }
+    }
+
+    /// Rebuilds the statement with each child statement replaced by `fs(child)` and each
+    /// child expression by `fe(child)`.
+    pub fn map_children(&self, mut fs: impl FnMut(&Stmt) -> Stmt, mut fe: impl FnMut(&Expr) -> Expr) -> Stmt {
+        match self {
+            Stmt::LetStmt { name, value, body } => Stmt::LetStmt { name: name.clone(), value: fe(value), body: Box::new(fs(body)) },
+            Stmt::Assert { condition, message } => Stmt::Assert {
+                condition: fe(condition),
+                message: message
+                    .iter()
+                    .map(|m| match m {
+                        MsgPart::Value(e) => MsgPart::Value(fe(e)),
+                        t => t.clone(),
+                    })
+                    .collect(),
+            },
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(fs(body)) }
+            }
+            Stmt::For { name, min, extent, kind, body } => {
+                Stmt::For { name: name.clone(), min: fe(min), extent: fe(extent), kind: *kind, body: Box::new(fs(body)) }
+            }
+            Stmt::Provide { name, values, args } => Stmt::Provide {
+                name: name.clone(),
+                values: values.iter().map(&mut fe).collect(),
+                args: args.iter().map(&mut fe).collect(),
+            },
+            Stmt::Realize { name, types, bounds, body } => Stmt::Realize {
+                name: name.clone(),
+                types: types.clone(),
+                bounds: bounds.iter().map(|b| Range::new(fe(&b.min), fe(&b.extent))).collect(),
+                body: Box::new(fs(body)),
+            },
+            Stmt::Store { buffer, value, index, predicate } => Stmt::Store {
+                buffer: buffer.clone(),
+                value: fe(value),
+                index: fe(index),
+                predicate: predicate.as_ref().map(&mut fe),
+            },
+            Stmt::Allocate { name, ty, extents, body } => Stmt::Allocate {
+                name: name.clone(),
+                ty: *ty,
+                extents: extents.iter().map(&mut fe).collect(),
+                body: Box::new(fs(body)),
+            },
+            Stmt::Free { name } => Stmt::Free { name: name.clone() },
+            Stmt::Block(v) => Stmt::block(v.iter().map(fs).collect()),
+            Stmt::IfThenElse { condition, then_case, else_case } => Stmt::IfThenElse {
+                condition: fe(condition),
+                then_case: Box::new(fs(then_case)),
+                else_case: else_case.as_ref().map(|e| Box::new(fs(e))),
+            },
+            Stmt::Evaluate(e) => Stmt::Evaluate(fe(e)),
+        }
+    }
+}

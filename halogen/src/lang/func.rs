@@ -1,0 +1,715 @@
+//! `Func`: a function over the integer grid, its definitions and its schedule.
+
+use super::args::IntoArgs;
+use super::var::{Var, VarOrRVar};
+use crate::error::Error;
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, ReductionRef, Type, Visitor};
+use crate::schedule::{Bound, Dim, FuncSchedule, LoopLevel, Split, StageSchedule, TailStrategy};
+use std::hash::{Hash, Hasher};
+use std::panic::Location;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One definition of a Func: the pure one (args are its pure variables) or an update.
+#[derive(Clone, Debug)]
+pub struct Definition {
+    /// Left-hand side arguments.
+    pub args: Vec<Expr>,
+    /// Right-hand side values (more than one for tuples).
+    pub values: Vec<Expr>,
+    /// The reduction domain the update iterates over, if any.
+    pub rdom: Option<ReductionRef>,
+    /// The loop structure of this stage.
+    pub schedule: StageSchedule,
+}
+
+/// The shared contents of a Func.
+#[derive(Debug)]
+pub struct FuncData {
+    /// Unique name.
+    pub name: Name,
+    /// Names of the pure variables (set by the pure definition).
+    pub args: Vec<Name>,
+    /// The pure definition.
+    pub pure: Option<Definition>,
+    /// Update definitions in order.
+    pub updates: Vec<Definition>,
+    /// Where it is computed and stored.
+    pub schedule: FuncSchedule,
+    /// User mistakes found while defining or scheduling, reported by `compile`.
+    pub errors: Vec<Error>,
+    /// Size estimates for the auto-scheduler (`(min, extent)` per dimension).
+    pub estimates: Vec<(i32, i32)>,
+}
+
+/// A shared, identity-compared reference to a Func's contents (what IR calls hold).
+#[derive(Clone)]
+pub struct FuncRef(pub Arc<Mutex<FuncData>>);
+
+impl FuncRef {
+    /// Locks the contents.
+    pub fn lock(&self) -> MutexGuard<'_, FuncData> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// The Func's name.
+    pub fn name(&self) -> Name {
+        self.lock().name.clone()
+    }
+    /// Number of tuple values (0 if undefined).
+    pub fn num_values(&self) -> usize {
+        self.lock().pure.as_ref().map_or(0, |d| d.values.len())
+    }
+    /// Types of the values.
+    pub fn value_types(&self) -> Vec<Type> {
+        self.lock().pure.as_ref().map_or(Vec::new(), |d| d.values.iter().map(|v| v.ty()).collect())
+    }
+    /// Number of dimensions.
+    pub fn dimensions(&self) -> usize {
+        self.lock().args.len()
+    }
+}
+
+impl PartialEq for FuncRef {
+    fn eq(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+impl Eq for FuncRef {}
+impl Hash for FuncRef {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (Arc::as_ptr(&self.0) as usize).hash(h)
+    }
+}
+impl std::fmt::Debug for FuncRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Func({})", self.name())
+    }
+}
+
+/// A function over the infinite integer grid: one pure definition, any number of update
+/// definitions, and a schedule. A cheap handle: clones refer to the same Func.
+///
+/// ```
+/// use halogen::prelude::*;
+/// let (x, y) = (Var::new("x"), Var::new("y"));
+/// let grad = Func::new("grad");
+/// grad.def((x, y), x + y);
+/// let (xi, yi) = (Var::new("xi"), Var::new("yi"));
+/// grad.tile(x, y, xi, yi, 8, 8).vectorize(xi, 4).parallel(y);
+/// let out = Pipeline::new(&[&grad]).compile(&Target::interp()).unwrap();
+/// let mut buf = Buffer::<i32>::new(&[16, 16]);
+/// out.realize(&Args::new(), &mut buf).unwrap();
+/// assert_eq!(buf[[3, 4]], 7);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Func(pub(crate) FuncRef);
+
+/// One stage (the pure definition or an update) of a Func, for scheduling its loops.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    func: FuncRef,
+    index: usize,
+}
+
+fn collect_rdoms(exprs: &[Expr]) -> Vec<ReductionRef> {
+    struct Finder(Vec<ReductionRef>);
+    impl Visitor for Finder {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var { reduction: Some(r), .. } = e.kind() {
+                if !self.0.contains(r) {
+                    self.0.push(r.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut f = Finder(Vec::new());
+    exprs.iter().for_each(|e| f.visit_expr(e));
+    f.0
+}
+
+impl Func {
+    /// A new, undefined Func. Names need not be unique; the compiler makes them so.
+    pub fn new(name: &str) -> Func {
+        Func(FuncRef(Arc::new(Mutex::new(FuncData {
+            name: name.into(),
+            args: Vec::new(),
+            pure: None,
+            updates: Vec::new(),
+            schedule: FuncSchedule::default(),
+            errors: Vec::new(),
+            estimates: Vec::new(),
+        }))))
+    }
+
+    /// A Func with a unique generated name starting with `prefix`.
+    pub(crate) fn fresh(prefix: &str) -> Func {
+        Func::new(&super::var::unique_name(prefix))
+    }
+
+    /// The shared contents (for the compiler).
+    pub fn func_ref(&self) -> &FuncRef {
+        &self.0
+    }
+
+    /// Its name.
+    pub fn name(&self) -> Name {
+        self.0.name()
+    }
+
+    /// Number of dimensions (pure variables).
+    pub fn dimensions(&self) -> usize {
+        self.0.dimensions()
+    }
+
+    /// Number of values (1, or the tuple size).
+    pub fn outputs(&self) -> usize {
+        self.0.num_values()
+    }
+
+    /// Types of the values.
+    pub fn output_types(&self) -> Vec<Type> {
+        self.0.value_types()
+    }
+
+    /// True once the pure definition exists.
+    pub fn defined(&self) -> bool {
+        self.0.lock().pure.is_some()
+    }
+
+    #[track_caller]
+    fn record(&self, e: Error) {
+        self.0.lock().errors.push(e);
+    }
+
+    /// The pure definition `f(args) = value`. Arguments must be distinct `Var`s.
+    #[track_caller]
+    pub fn def(&self, args: impl IntoArgs, value: impl Into<Expr>) -> &Func {
+        self.def_tuple(args, &[value.into()])
+    }
+
+    /// The pure definition of a tuple-valued Func.
+    #[track_caller]
+    pub fn def_tuple(&self, args: impl IntoArgs, values: &[Expr]) -> &Func {
+        let loc = Location::caller();
+        let args = args.into_args();
+        let name = self.name();
+        let mut names: Vec<Name> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            match a.kind() {
+                ExprKind::Var { name: v, reduction: None } if !names.contains(v) => names.push(v.clone()),
+                _ => {
+                    self.record(Error::Definition(format!(
+                        "Func '{name}': argument {i} of the pure definition is '{a}', but pure definitions take distinct Vars (at {loc})"
+                    )));
+                    return self;
+                }
+            }
+        }
+        if values.is_empty() {
+            self.record(Error::Definition(format!("Func '{name}': a definition needs at least one value (at {loc})")));
+            return self;
+        }
+        let mut d = self.0.lock();
+        if d.pure.is_some() {
+            d.errors.push(Error::Definition(format!("Func '{name}' already has a pure definition; use update() for more (at {loc})")));
+            return self;
+        }
+        let dims = names.iter().map(|n| Dim { var: n.clone(), kind: ForKind::Serial, is_rvar: false }).collect();
+        d.args = names;
+        d.pure = Some(Definition {
+            args,
+            values: values.to_vec(),
+            rdom: None,
+            schedule: StageSchedule { dims, ..Default::default() },
+        });
+        drop(d);
+        self
+    }
+
+    /// An update definition `f(args) = value`; args may be any integer expressions
+    /// (reduction variables, data-dependent indices).
+    #[track_caller]
+    pub fn update(&self, args: impl IntoArgs, value: impl Into<Expr>) -> &Func {
+        self.update_tuple(args, &[value.into()])
+    }
+
+    /// An update definition of a tuple-valued Func.
+    #[track_caller]
+    pub fn update_tuple(&self, args: impl IntoArgs, values: &[Expr]) -> &Func {
+        let loc = Location::caller();
+        let name = self.name();
+        let args: Vec<Expr> = args.into_args().into_iter().map(super::expr_ops::to_i32).collect();
+        let (pure_args, types) = {
+            let d = self.0.lock();
+            match &d.pure {
+                None => {
+                    drop(d);
+                    self.record(Error::Definition(format!("Func '{name}': update() before the pure definition (at {loc})")));
+                    return self;
+                }
+                Some(p) => (d.args.clone(), p.values.iter().map(|v| v.ty()).collect::<Vec<_>>()),
+            }
+        };
+        if args.len() != pure_args.len() {
+            self.record(Error::Definition(format!(
+                "Func '{name}': update has {} arguments but the Func has {} dimensions (at {loc})",
+                args.len(),
+                pure_args.len()
+            )));
+            return self;
+        }
+        if values.len() != types.len() {
+            self.record(Error::Definition(format!(
+                "Func '{name}': update gives {} values but the Func has {} (at {loc})",
+                values.len(),
+                types.len()
+            )));
+            return self;
+        }
+        let mut vals = Vec::new();
+        for (i, (v, t)) in values.iter().zip(&types).enumerate() {
+            if v.ty() != *t {
+                // Constants adapt, as they do in expressions; anything else is a mistake.
+                if v.is_const() {
+                    vals.push(super::expr_ops::cast(*t, v.clone()));
+                    continue;
+                }
+                self.record(Error::Definition(format!(
+                    "Func '{name}': update value {i} has type {} but the Func's value {i} has type {t} (at {loc})",
+                    v.ty()
+                )));
+                return self;
+            }
+            vals.push(v.clone());
+        }
+        let mut all: Vec<Expr> = args.clone();
+        all.extend(vals.iter().cloned());
+        let rdoms = collect_rdoms(&all);
+        if rdoms.len() > 1 {
+            self.record(Error::Definition(format!("Func '{name}': an update may use only one RDom, this one uses {} (at {loc})", rdoms.len())));
+            return self;
+        }
+        let rdom = rdoms.into_iter().next();
+        let mut dims: Vec<Dim> = Vec::new();
+        if let Some(r) = &rdom {
+            // Reduction variables that appear anywhere become loops, innermost first.
+            for rv in &r.0.vars {
+                dims.push(Dim { var: rv.name.clone(), kind: ForKind::Serial, is_rvar: true });
+            }
+        }
+        for (i, a) in args.iter().enumerate() {
+            if let ExprKind::Var { name: v, reduction: None } = a.kind() {
+                if *v == pure_args[i] {
+                    dims.push(Dim { var: v.clone(), kind: ForKind::Serial, is_rvar: false });
+                }
+            }
+        }
+        self.0.lock().updates.push(Definition { args, values: vals, rdom, schedule: StageSchedule { dims, ..Default::default() } });
+        self
+    }
+
+    /// A call `f(args)`, the Func's only value (use [`Func::at_tuple`] for tuples).
+    #[track_caller]
+    pub fn at(&self, args: impl IntoArgs) -> Expr {
+        let n = self.0.num_values();
+        if n > 1 {
+            self.record(Error::Definition(format!(
+                "Func '{}' has {n} values; call it with at_tuple(args, index) (at {})",
+                self.name(),
+                Location::caller()
+            )));
+        }
+        self.at_tuple(args, 0)
+    }
+
+    /// A call to value `index` of a (tuple-valued) Func.
+    #[track_caller]
+    pub fn at_tuple(&self, args: impl IntoArgs, index: usize) -> Expr {
+        let loc = Location::caller();
+        let args: Vec<Expr> = args.into_args().into_iter().map(super::expr_ops::to_i32).collect();
+        let types = self.0.value_types();
+        let ty = match types.get(index) {
+            Some(t) => *t,
+            None => {
+                let msg = if types.is_empty() {
+                    format!("Func '{}' is called before it has a definition (at {loc})", self.name())
+                } else {
+                    format!("Func '{}' has {} values; value {index} does not exist (at {loc})", self.name(), types.len())
+                };
+                self.record(Error::Definition(msg));
+                Type::i32()
+            }
+        };
+        let dims = self.dimensions();
+        if !types.is_empty() && args.len() != dims {
+            self.record(Error::Definition(format!(
+                "Func '{}' has {dims} dimensions but is called with {} arguments (at {loc})",
+                self.name(),
+                args.len()
+            )));
+        }
+        Expr::make(ty, ExprKind::Call { name: self.name(), args, kind: CallKind::Func { func: self.0.clone(), value_index: index } })
+    }
+
+    /// Size estimates for the auto-scheduler, `(min, extent)` per dimension.
+    pub fn set_estimates(&self, estimates: &[(i32, i32)]) -> &Func {
+        self.0.lock().estimates = estimates.to_vec();
+        self
+    }
+
+    // ----- where to compute and store -----
+
+    fn set_levels(&self, compute: Option<LoopLevel>, store: Option<Option<LoopLevel>>) -> &Func {
+        let mut d = self.0.lock();
+        d.schedule.touched = true;
+        if let Some(c) = compute {
+            d.schedule.compute_level = Some(c);
+        }
+        if let Some(s) = store {
+            d.schedule.store_level = s;
+        }
+        drop(d);
+        self
+    }
+
+    /// Compute all of it before anything that uses it, outside every loop.
+    pub fn compute_root(&self) -> &Func {
+        self.set_levels(Some(LoopLevel::Root), None)
+    }
+
+    /// Compute the part each iteration needs, inside loop `var` of `consumer`.
+    pub fn compute_at(&self, consumer: &Func, var: impl Into<VarOrRVar>) -> &Func {
+        let level = LoopLevel::At { func: consumer.name(), var: var.into().name() };
+        self.set_levels(Some(level), None)
+    }
+
+    /// Substitute the definition into every use (the default for Funcs without updates).
+    #[track_caller]
+    pub fn compute_inline(&self) -> &Func {
+        if !self.0.lock().updates.is_empty() {
+            self.record(Error::Schedule(format!(
+                "Func '{}': compute_inline: a Func with update definitions cannot be inlined (at {})",
+                self.name(),
+                Location::caller()
+            )));
+        }
+        self.set_levels(Some(LoopLevel::Inlined), Some(None))
+    }
+
+    /// Keep its storage outside every loop (with `compute_at`, a sliding window).
+    pub fn store_root(&self) -> &Func {
+        self.set_levels(None, Some(Some(LoopLevel::Root)))
+    }
+
+    /// Keep its storage inside loop `var` of `consumer`.
+    pub fn store_at(&self, consumer: &Func, var: impl Into<VarOrRVar>) -> &Func {
+        let level = LoopLevel::At { func: consumer.name(), var: var.into().name() };
+        self.set_levels(None, Some(Some(level)))
+    }
+
+    /// Promise that pure variable `var` covers exactly `[min, min + extent)`.
+    pub fn bound(&self, var: Var, min: impl Into<Expr>, extent: impl Into<Expr>) -> &Func {
+        let b = Bound { var: var.name(), min: super::expr_ops::to_i32(min.into()), extent: super::expr_ops::to_i32(extent.into()) };
+        let mut d = self.0.lock();
+        d.schedule.touched = true;
+        d.schedule.bounds.retain(|o| o.var != b.var);
+        d.schedule.bounds.push(b);
+        drop(d);
+        self
+    }
+
+    /// Storage order of the pure variables, innermost first.
+    #[track_caller]
+    pub fn reorder_storage(&self, vars: &[Var]) -> &Func {
+        let loc = Location::caller();
+        let names: Vec<Name> = vars.iter().map(|v| v.name()).collect();
+        let mut d = self.0.lock();
+        d.schedule.touched = true;
+        for n in &names {
+            if !d.args.contains(n) {
+                let e = Error::Schedule(format!("Func '{}': reorder_storage: '{n}' is not one of its pure variables {:?} (at {loc})", d.name, d.args));
+                d.errors.push(e);
+                return self;
+            }
+        }
+        d.schedule.storage_order = names;
+        drop(d);
+        self
+    }
+
+    /// The schedule of update definition `n` (0 = the first update).
+    #[track_caller]
+    pub fn update_stage(&self, n: usize) -> Stage {
+        let count = self.0.lock().updates.len();
+        if n >= count {
+            self.record(Error::Schedule(format!(
+                "Func '{}': update_stage({n}): it has {count} update definitions (at {})",
+                self.name(),
+                Location::caller()
+            )));
+        }
+        Stage { func: self.0.clone(), index: n + 1 }
+    }
+
+    /// The schedule of the pure definition.
+    pub fn pure_stage(&self) -> Stage {
+        Stage { func: self.0.clone(), index: 0 }
+    }
+
+    // ----- loop directives of the pure stage -----
+
+    /// Split `var` into `outer * factor + inner` with the default tail strategy.
+    #[track_caller]
+    pub fn split(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32) -> &Func {
+        self.pure_stage().split(var, outer, inner, factor);
+        self
+    }
+    /// Split with an explicit tail strategy.
+    #[track_caller]
+    pub fn split_with(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32, tail: TailStrategy) -> &Func {
+        self.pure_stage().split_with(var, outer, inner, factor, tail);
+        self
+    }
+    /// Fuse loops `inner` and `outer` into one loop `fused`.
+    #[track_caller]
+    pub fn fuse(&self, inner: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, fused: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().fuse(inner, outer, fused);
+        self
+    }
+    /// Tile `x, y` by `w × h`; `x, y` then name the tile loops and `xi, yi` the loops inside.
+    #[track_caller]
+    pub fn tile(&self, x: impl Into<VarOrRVar>, y: impl Into<VarOrRVar>, xi: impl Into<VarOrRVar>, yi: impl Into<VarOrRVar>, w: i32, h: i32) -> &Func {
+        self.pure_stage().tile(x, y, xi, yi, w, h);
+        self
+    }
+    /// Tile with names for the outer loops too.
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    pub fn tile_named(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Func {
+        self.pure_stage().tile_named(x, y, xo, yo, xi, yi, w, h);
+        self
+    }
+    /// Loop order, innermost first.
+    #[track_caller]
+    pub fn reorder(&self, vars: &[VarOrRVar]) -> &Func {
+        self.pure_stage().reorder(vars);
+        self
+    }
+    /// Run loop `var` in parallel.
+    #[track_caller]
+    pub fn parallel(&self, var: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().parallel(var);
+        self
+    }
+    /// Split `var` by `factor` and vectorize the inner loop; `var` names the outer loop.
+    #[track_caller]
+    pub fn vectorize(&self, var: impl Into<VarOrRVar>, factor: i32) -> &Func {
+        self.pure_stage().vectorize(var, factor);
+        self
+    }
+    /// Split `var` by `factor` and unroll the inner loop; `var` names the outer loop.
+    #[track_caller]
+    pub fn unroll(&self, var: impl Into<VarOrRVar>, factor: i32) -> &Func {
+        self.pure_stage().unroll(var, factor);
+        self
+    }
+    /// Unroll the whole loop `var` (its extent must be a constant).
+    #[track_caller]
+    pub fn unroll_full(&self, var: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().unroll_full(var);
+        self
+    }
+}
+
+impl Stage {
+    fn with_schedule(&self, directive: &str, loc: &Location<'_>, f: impl FnOnce(&mut StageSchedule) -> Result<(), String>) -> &Stage {
+        let mut d = self.func.lock();
+        let fname = d.name.clone();
+        let index = self.index;
+        let stage = if index == 0 { d.pure.as_mut() } else { d.updates.get_mut(index - 1) };
+        let result = match stage {
+            None if index == 0 => Err("the Func has no definition yet".to_string()),
+            None => Err(format!("update {} does not exist", index - 1)),
+            Some(def) => {
+                def.schedule.touched = true;
+                f(&mut def.schedule)
+            }
+        };
+        d.schedule.touched = true;
+        if let Err(msg) = result {
+            let stage_name = if index == 0 { String::new() } else { format!(" update {}", index - 1) };
+            d.errors.push(Error::Schedule(format!("Func '{fname}'{stage_name}: {directive}: {msg} (at {loc})")));
+        }
+        self
+    }
+
+    /// Split `var` into `outer * factor + inner` with the default tail strategy.
+    #[track_caller]
+    pub fn split(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32) -> &Stage {
+        self.split_with(var, outer, inner, factor, TailStrategy::Auto)
+    }
+
+    /// Split with an explicit tail strategy.
+    #[track_caller]
+    pub fn split_with(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32, tail: TailStrategy) -> &Stage {
+        let (old, outer, inner) = (var.into().name(), outer.into().name(), inner.into().name());
+        self.with_schedule("split", Location::caller(), |s| split_dims(s, &old, &outer, &inner, factor, tail))
+    }
+
+    /// Fuse loops `inner` and `outer` (adjacent, `inner` inside) into one loop `fused`.
+    #[track_caller]
+    pub fn fuse(&self, inner: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, fused: impl Into<VarOrRVar>) -> &Stage {
+        let (inner, outer, fused) = (inner.into().name(), outer.into().name(), fused.into().name());
+        self.with_schedule("fuse", Location::caller(), |s| {
+            let i = position(s, &inner)?;
+            let o = position(s, &outer)?;
+            if o != i + 1 {
+                return Err(format!("'{inner}' must be the loop directly inside '{outer}'"));
+            }
+            if fused != inner && fused != outer && s.dims.iter().any(|d| d.var == fused) {
+                return Err(format!("a loop named '{fused}' already exists"));
+            }
+            let is_rvar = s.dims[i].is_rvar || s.dims[o].is_rvar;
+            s.dims.remove(o);
+            s.dims[i] = Dim { var: fused.clone(), kind: ForKind::Serial, is_rvar };
+            s.splits.push(Split::Fuse { inner, outer, fused });
+            Ok(())
+        })
+    }
+
+    /// Tile `x, y` by `w × h`; `x, y` then name the tile loops and `xi, yi` the loops inside.
+    #[track_caller]
+    pub fn tile(&self, x: impl Into<VarOrRVar>, y: impl Into<VarOrRVar>, xi: impl Into<VarOrRVar>, yi: impl Into<VarOrRVar>, w: i32, h: i32) -> &Stage {
+        let (x, y) = (x.into(), y.into());
+        self.tile_named(x, y, x, y, xi, yi, w, h)
+    }
+
+    /// Tile with names for the outer loops too.
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    pub fn tile_named(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Stage {
+        let (x, y, xo, yo, xi, yi) = (x.into().name(), y.into().name(), xo.into().name(), yo.into().name(), xi.into().name(), yi.into().name());
+        self.with_schedule("tile", Location::caller(), |s| {
+            split_dims(s, &x, &xo, &xi, w, TailStrategy::Auto)?;
+            split_dims(s, &y, &yo, &yi, h, TailStrategy::Auto)?;
+            reorder_dims(s, &[xi.clone(), yi.clone(), xo.clone(), yo.clone()])
+        })
+    }
+
+    /// Loop order of the named loops, innermost first (others keep their places).
+    #[track_caller]
+    pub fn reorder(&self, vars: &[VarOrRVar]) -> &Stage {
+        let names: Vec<Name> = vars.iter().map(|v| v.name()).collect();
+        self.with_schedule("reorder", Location::caller(), |s| reorder_dims(s, &names))
+    }
+
+    fn set_kind(&self, directive: &str, loc: &Location<'_>, var: Name, kind: ForKind) -> &Stage {
+        self.with_schedule(directive, loc, |s| {
+            let i = position(s, &var)?;
+            s.dims[i].kind = kind;
+            Ok(())
+        })
+    }
+
+    /// Run loop `var` in parallel.
+    #[track_caller]
+    pub fn parallel(&self, var: impl Into<VarOrRVar>) -> &Stage {
+        self.set_kind("parallel", Location::caller(), var.into().name(), ForKind::Parallel)
+    }
+
+    /// Split `var` by `factor` and vectorize the inner loop; `var` names the outer loop.
+    #[track_caller]
+    pub fn vectorize(&self, var: impl Into<VarOrRVar>, factor: i32) -> &Stage {
+        self.split_and_mark("vectorize", Location::caller(), var.into().name(), factor, ForKind::Vectorized, "vi")
+    }
+
+    /// Split `var` by `factor` and unroll the inner loop; `var` names the outer loop.
+    #[track_caller]
+    pub fn unroll(&self, var: impl Into<VarOrRVar>, factor: i32) -> &Stage {
+        self.split_and_mark("unroll", Location::caller(), var.into().name(), factor, ForKind::Unrolled, "ui")
+    }
+
+    /// Unroll the whole loop `var` (its extent must be a constant).
+    #[track_caller]
+    pub fn unroll_full(&self, var: impl Into<VarOrRVar>) -> &Stage {
+        self.set_kind("unroll_full", Location::caller(), var.into().name(), ForKind::Unrolled)
+    }
+
+    fn split_and_mark(&self, directive: &str, loc: &Location<'_>, var: Name, factor: i32, kind: ForKind, suffix: &str) -> &Stage {
+        self.with_schedule(directive, loc, |s| {
+            if factor < 1 {
+                return Err(format!("the factor must be at least 1, got {factor}"));
+            }
+            let inner: Name = format!("{var}_{suffix}").into();
+            split_dims(s, &var, &var, &inner, factor, TailStrategy::Auto)?;
+            let i = position(s, &inner)?;
+            s.dims[i].kind = kind;
+            Ok(())
+        })
+    }
+}
+
+fn position(s: &StageSchedule, var: &Name) -> Result<usize, String> {
+    s.dims.iter().position(|d| d.var == *var).ok_or_else(|| {
+        let names: Vec<&str> = s.dims.iter().map(|d| &*d.var).collect();
+        format!("no loop variable '{var}' (loops, innermost first: {names:?})")
+    })
+}
+
+fn split_dims(s: &mut StageSchedule, old: &Name, outer: &Name, inner: &Name, factor: i32, tail: TailStrategy) -> Result<(), String> {
+    if factor < 1 {
+        return Err(format!("the factor must be at least 1, got {factor}"));
+    }
+    let i = position(s, old)?;
+    if outer == inner {
+        return Err(format!("outer and inner loops must have different names, both are '{outer}'"));
+    }
+    for n in [outer, inner] {
+        if n != old && s.dims.iter().any(|d| d.var == *n) {
+            return Err(format!("a loop named '{n}' already exists"));
+        }
+    }
+    let is_rvar = s.dims[i].is_rvar;
+    let kind = s.dims[i].kind;
+    s.dims[i] = Dim { var: outer.clone(), kind, is_rvar };
+    s.dims.insert(i, Dim { var: inner.clone(), kind: ForKind::Serial, is_rvar });
+    s.splits.push(Split::Split { old: old.clone(), outer: outer.clone(), inner: inner.clone(), factor, tail });
+    Ok(())
+}
+
+fn reorder_dims(s: &mut StageSchedule, order: &[Name]) -> Result<(), String> {
+    let mut slots = Vec::new();
+    for (k, n) in order.iter().enumerate() {
+        if order[..k].contains(n) {
+            return Err(format!("'{n}' is named twice"));
+        }
+        slots.push(position(s, n)?);
+    }
+    let mut sorted = slots.clone();
+    sorted.sort_unstable();
+    let moved: Vec<Dim> = slots.iter().map(|&i| s.dims[i].clone()).collect();
+    for (slot, d) in sorted.into_iter().zip(moved) {
+        s.dims[slot] = d;
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! The language users write algorithms in: Vars, Funcs, RDoms, parameters, boundary
+//! conditions, inline reductions and math.
+
+pub mod args;
+pub mod expr_ops;
+pub mod func;
+pub mod var;
