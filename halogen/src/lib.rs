@@ -24,3 +24,4 @@ pub mod schedule;
 
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
+pub use runtime::Element;

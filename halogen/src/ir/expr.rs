@@ -143,6 +143,17 @@ impl Hash for ReductionRef {
     }
 }
 
+/// What a variable refers to.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum VarBinding {
+    /// A pure variable, loop variable or let-bound name.
+    Plain,
+    /// A variable of this reduction domain.
+    Reduction(ReductionRef),
+    /// A scalar given when the pipeline runs: a `Param`, or a buffer's min, extent or stride.
+    Param,
+}
+
 /// The kinds of expression nodes.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum ExprKind {
@@ -151,9 +162,9 @@ pub enum ExprKind {
     IntImm(i64),
     /// Float constant.
     FloatImm(FloatBits),
-    /// A named scalar: a pure or loop variable, a let-bound name, a parameter, or a
-    /// reduction variable (then `reduction` is its domain).
-    Var { name: Name, reduction: Option<ReductionRef> },
+    /// A named scalar: a pure or loop variable, a let-bound name, a reduction variable or
+    /// a parameter bound when the pipeline runs.
+    Var { name: Name, binding: VarBinding },
     /// Conversion to the node's type.
     Cast(Expr),
     /// Arithmetic, bitwise or logical operator.
@@ -249,7 +260,7 @@ impl Expr {
     }
     /// A plain variable of type `ty`.
     pub fn var(ty: Type, name: impl Into<Name>) -> Expr {
-        Expr::make(ty, ExprKind::Var { name: name.into(), reduction: None })
+        Expr::make(ty, ExprKind::Var { name: name.into(), binding: VarBinding::Plain })
     }
     /// Conversion to `ty` (no node if the type already matches).
     pub fn cast(ty: Type, e: Expr) -> Expr {
@@ -395,6 +406,11 @@ impl Expr {
     /// True if the constant `false`.
     pub fn is_false(&self) -> bool {
         self.ty().element().is_bool() && self.as_int() == Some(0)
+    }
+
+    /// A run-time parameter of type `ty` (a `Param` or a buffer's shape).
+    pub fn param(ty: Type, name: impl Into<Name>) -> Expr {
+        Expr::make(ty, ExprKind::Var { name: name.into(), binding: VarBinding::Param })
     }
 
     /// Calls `f` on each direct child.

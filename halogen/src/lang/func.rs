@@ -3,7 +3,7 @@
 use super::args::IntoArgs;
 use super::var::{Var, VarOrRVar};
 use crate::error::Error;
-use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, ReductionRef, Type, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, ReductionRef, Type, VarBinding, Visitor};
 use crate::schedule::{Bound, Dim, FuncSchedule, LoopLevel, Split, StageSchedule, TailStrategy};
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
@@ -114,7 +114,7 @@ fn collect_rdoms(exprs: &[Expr]) -> Vec<ReductionRef> {
     struct Finder(Vec<ReductionRef>);
     impl Visitor for Finder {
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var { reduction: Some(r), .. } = e.kind() {
+            if let ExprKind::Var { binding: VarBinding::Reduction(r), .. } = e.kind() {
                 if !self.0.contains(r) {
                     self.0.push(r.clone());
                 }
@@ -196,7 +196,7 @@ impl Func {
         let mut names: Vec<Name> = Vec::new();
         for (i, a) in args.iter().enumerate() {
             match a.kind() {
-                ExprKind::Var { name: v, reduction: None } if !names.contains(v) => names.push(v.clone()),
+                ExprKind::Var { name: v, binding: VarBinding::Plain } if !names.contains(v) => names.push(v.clone()),
                 _ => {
                     self.record(Error::Definition(format!(
                         "Func '{name}': argument {i} of the pure definition is '{a}', but pure definitions take distinct Vars (at {loc})"
@@ -298,7 +298,7 @@ impl Func {
             }
         }
         for (i, a) in args.iter().enumerate() {
-            if let ExprKind::Var { name: v, reduction: None } = a.kind() {
+            if let ExprKind::Var { name: v, binding: VarBinding::Plain } = a.kind() {
                 if *v == pure_args[i] {
                     dims.push(Dim { var: v.clone(), kind: ForKind::Serial, is_rvar: false });
                 }

@@ -1,6 +1,6 @@
 //! Pure variables, reduction variables and reduction domains.
 
-use crate::ir::{Expr, ExprKind, Name, ReductionDomain, ReductionRef, ReductionVariable, Type};
+use crate::ir::{Expr, ExprKind, Name, VarBinding, ReductionDomain, ReductionRef, ReductionVariable, Type};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -111,7 +111,7 @@ impl RVar {
     pub fn expr(&self) -> Expr {
         let d = self.domain();
         let name = d.0.vars[self.index as usize].name.clone();
-        Expr::make(Type::i32(), ExprKind::Var { name, reduction: Some(d) })
+        Expr::make(Type::i32(), ExprKind::Var { name, binding: VarBinding::Reduction(d) })
     }
 }
 

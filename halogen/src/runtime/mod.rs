@@ -1,1 +1,5 @@
-//! runtime
+//! Run-time support: buffers and element types.
+
+pub mod element;
+
+pub use element::Element;
