@@ -2,6 +2,7 @@
 
 pub mod expr;
 pub mod printer;
+pub mod semantics;
 pub mod stmt;
 pub mod types;
 pub mod visit;

@@ -2,6 +2,10 @@
 //! conditions, inline reductions and math.
 
 pub mod args;
+pub mod boundary;
 pub mod expr_ops;
 pub mod func;
+pub mod math;
+pub mod param;
+pub mod reductions;
 pub mod var;

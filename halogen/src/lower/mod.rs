@@ -1,1 +1,1 @@
-//! lower
+//! lower (being written)

@@ -1,5 +1,10 @@
 //! Run-time support: buffers and element types.
+//!
+//! [`Buffer`] is the dense, owned pixel storage users pass in and out of pipelines;
+//! [`RawBuffer`] and [`RawBufferMut`] are its type-erased views for the back ends.
 
+pub mod buffer;
 pub mod element;
 
+pub use buffer::{Buffer, BufferDim, Coords, RawBuffer, RawBufferMut, MAX_DIMENSIONS};
 pub use element::Element;

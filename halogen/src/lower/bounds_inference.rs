@@ -1,0 +1,357 @@
+//! Pass 3: bounds inference. For each Func, the region its consumers need at its compute
+//! site (symbolic interval arithmetic over the consumer loops, Halide 2012 sec. 5.2)
+//! becomes `let` bindings of each stage's loop bounds; the storage of each realization
+//! covers every iteration between its store and compute levels; inputs and outputs get
+//! checks so a too-small buffer is an error before any pixel is touched.
+
+use super::boxes::{touched, union_region, Region, Unbounded};
+use super::environment::FuncInfo;
+use super::schedule_functions::stage_pure_vars;
+use super::LowerCtx;
+use crate::analysis::{bounds_of_expr_in_scope, simplify, Interval, Scope};
+use crate::error::{Error, Result};
+use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type};
+
+fn i32_param(name: String) -> Expr {
+    Expr::param(Type::i32(), name)
+}
+
+/// The region covered by a buffer's `name.min.d` / `name.extent.d` symbols.
+pub fn buffer_region(name: &str, dims: usize) -> Region {
+    (0..dims)
+        .map(|d| {
+            let min = i32_param(format!("{name}.min.{d}"));
+            let max = Expr::sub(Expr::add(min.clone(), i32_param(format!("{name}.extent.{d}"))), Expr::i32(1));
+            Interval { min: Some(min), max: Some(max) }
+        })
+        .collect()
+}
+
+fn text(s: impl Into<String>) -> MsgPart {
+    MsgPart::Text(s.into())
+}
+
+fn value(e: &Expr) -> MsgPart {
+    MsgPart::Value(e.clone())
+}
+
+/// `inner ⊆ outer` along one dimension, as an assertion with a message.
+fn containment_assert(inner: (&Expr, &Expr), outer: (&Expr, &Expr), intro: String, inner_word: &str, outer_word: &str) -> Stmt {
+    // An empty region (max < min) needs nothing.
+    let inside = Expr::and(Expr::le(outer.0.clone(), inner.0.clone()), Expr::le(inner.1.clone(), outer.1.clone()));
+    let cond = Expr::or(Expr::lt(inner.1.clone(), inner.0.clone()), inside);
+    Stmt::Assert {
+        condition: simplify(&cond),
+        message: vec![
+            text(format!("{intro}{inner_word} [")),
+            value(inner.0),
+            text(", "),
+            value(inner.1),
+            text(format!("] but {outer_word} [")),
+            value(outer.0),
+            text(", "),
+            value(outer.1),
+            text("]"),
+        ],
+    }
+}
+
+fn unbounded_error(u: &Unbounded, what: &str) -> Error {
+    let by = u.caller.as_ref().map_or(String::new(), |c| format!(" (in Func '{c}')"));
+    Error::Bounds(format!(
+        "{what} '{}' is accessed in dimension {} at index '{}'{by}, which the compiler cannot bound; clamp the index (clamp(e, lo, hi)) or give it a narrower type",
+        u.callee, u.dim, u.index
+    ))
+}
+
+fn simplify_region(r: &Region) -> Region {
+    r.iter().map(|iv| Interval { min: iv.min.as_ref().map(simplify), max: iv.max.as_ref().map(simplify) }).collect()
+}
+
+fn bounded(r: &Region) -> bool {
+    r.iter().all(|iv| iv.min.is_some() && iv.max.is_some())
+}
+
+fn wrap_lets(lets: &[(Name, Expr)], body: Stmt) -> Stmt {
+    lets.iter().rev().fold(body, |b, (n, v)| Stmt::let_stmt(n.clone(), v.clone(), b))
+}
+
+/// Computes the stage bounds of `f` at its compute site and wraps the pair in them.
+fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut LowerCtx) -> Result<Stmt> {
+    let name = &f.name;
+    let dims = f.args.len();
+    let mut asserts = Vec::new();
+
+    // The region the consumers need.
+    let mut required: Region = match &consume {
+        None => buffer_region(name, dims),
+        Some(c) => {
+            let t = touched(c, &Scope::new());
+            if let Some(u) = t.unbounded.iter().find(|u| u.callee == *name) {
+                return Err(unbounded_error(u, "Func"));
+            }
+            match t.calls.get(name) {
+                Some(r) => simplify_region(r),
+                None => return Err(Error::internal("bounds_inference", format!("Func '{name}' is realized but never called"))),
+            }
+        }
+    };
+    for b in &f.schedule.bounds {
+        let Some(d) = f.args.iter().position(|a| *a == b.var) else {
+            return Err(Error::Schedule(format!("Func '{name}': bound({}): '{}' is not one of its pure variables {:?}", b.var, b.var, f.args)));
+        };
+        let lo = b.min.clone();
+        let hi = simplify(&Expr::sub(Expr::add(b.min.clone(), b.extent.clone()), Expr::i32(1)));
+        let (rmin, rmax) = (required[d].min.clone().unwrap(), required[d].max.clone().unwrap());
+        let intro = format!("Func '{name}' is bounded by bound({}, ..) but ", b.var);
+        if f.is_output {
+            let cond = simplify(&Expr::and(Expr::eq_(rmin.clone(), lo.clone()), Expr::eq_(rmax.clone(), hi.clone())));
+            asserts.push(Stmt::Assert {
+                condition: cond,
+                message: vec![
+                    text(format!("Output buffer '{name}' dimension {d} covers [")),
+                    value(&rmin),
+                    text(", "),
+                    value(&rmax),
+                    text(format!("] but bound({}, ..) fixes it to [", b.var)),
+                    value(&lo),
+                    text(", "),
+                    value(&hi),
+                    text("]"),
+                ],
+            });
+        } else {
+            asserts.push(containment_assert((&rmin, &rmax), (&lo, &hi), intro, "its consumers need", "the bound is"));
+        }
+        required[d] = Interval { min: Some(lo), max: Some(hi) };
+    }
+
+    // Stage bounds, last stage first: a stage covers what the consumers need and
+    // everything the later stages touch.
+    let stages: Vec<Stmt> = match produce {
+        Stmt::ProducerConsumer { ref body, .. } => match &**body {
+            Stmt::Block(v) if f.stages.len() > 1 => v.clone(),
+            s => vec![s.clone()],
+        },
+        _ => return Err(Error::internal("bounds_inference", format!("expected the producer of '{name}'"))),
+    };
+    if stages.len() != f.stages.len() {
+        return Err(Error::internal("bounds_inference", format!("Func '{name}' has {} stages but its producer has {}", f.stages.len(), stages.len())));
+    }
+    let mut lets: Vec<(Name, Expr)> = Vec::new();
+    let mut later: Option<Region> = None;
+    for k in (0..f.stages.len()).rev() {
+        let need = match &later {
+            Some(l) => simplify_region(&union_region(&required, l)),
+            None => required.clone(),
+        };
+        let prefix = super::schedule_functions::stage_prefix(name, k);
+        let mut stage_lets = Vec::new();
+        for (d, v) in stage_pure_vars(f, k) {
+            let (Some(lo), Some(hi)) = (&need[d].min, &need[d].max) else {
+                return Err(Error::Bounds(format!("Func '{name}': the region of dimension {d} ('{v}') cannot be bounded")));
+            };
+            stage_lets.push((Name::from(format!("{prefix}{v}.min")), lo.clone()));
+            stage_lets.push((Name::from(format!("{prefix}{v}.max")), hi.clone()));
+        }
+        let t = touched(&wrap_lets(&stage_lets, stages[k].clone()), &Scope::new());
+        if let Some(u) = t.unbounded.iter().find(|u| u.callee == *name) {
+            let what = if k == 0 { format!("Func '{name}'") } else { format!("Func '{name}' update {}", k - 1) };
+            return Err(Error::Bounds(format!(
+                "{what} accesses itself in dimension {} at index '{}', which the compiler cannot bound; clamp the index or give it a narrower type",
+                u.dim, u.index
+            )));
+        }
+        let mut touched_k = t.provides.get(name).cloned();
+        if let Some(c) = t.calls.get(name) {
+            touched_k = Some(match touched_k {
+                Some(p) => union_region(&p, c),
+                None => c.clone(),
+            });
+        }
+        if let Some(tk) = touched_k {
+            if !bounded(&tk) {
+                return Err(Error::Bounds(format!("Func '{name}': the region written by stage {k} cannot be bounded")));
+            }
+            later = Some(match later {
+                Some(l) => union_region(&l, &tk),
+                None => tk,
+            });
+        }
+        let mut all = stage_lets;
+        all.append(&mut lets);
+        lets = all;
+    }
+    let realized = simplify_region(&later.unwrap_or_else(|| required.clone()));
+    if f.is_output {
+        let buf = buffer_region(name, dims);
+        for d in 0..dims {
+            let (tmin, tmax) = (realized[d].min.as_ref().unwrap(), realized[d].max.as_ref().unwrap());
+            let (bmin, bmax) = (buf[d].min.as_ref().unwrap(), buf[d].max.as_ref().unwrap());
+            asserts.push(containment_assert(
+                (tmin, tmax),
+                (bmin, bmax),
+                format!("Output buffer '{name}' dimension {d}: the pipeline writes "),
+                "",
+                "the buffer covers",
+            ));
+        }
+    }
+    ctx.realized.insert(name.clone(), realized);
+
+    let mut body = vec![produce];
+    if let Some(c) = consume {
+        body.push(c);
+    }
+    let pair = Stmt::Block(body);
+    let mut inner = vec![];
+    inner.extend(asserts);
+    inner.push(pair);
+    let block = if inner.len() == 1 { inner.pop().unwrap() } else { Stmt::Block(inner) };
+    Ok(wrap_lets(&lets, block))
+}
+
+fn infer(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
+    match s {
+        Stmt::Block(v) => {
+            let v = v.into_iter().map(|c| infer(c, ctx)).collect::<Result<Vec<_>>>()?;
+            let mut out = Vec::with_capacity(v.len());
+            let mut it = v.into_iter().peekable();
+            while let Some(c) = it.next() {
+                if let Stmt::ProducerConsumer { name, is_producer: true, .. } = &c {
+                    let name = name.clone();
+                    let follows = matches!(it.peek(), Some(Stmt::ProducerConsumer { name: n, is_producer: false, .. }) if *n == name);
+                    let f = ctx.env.funcs[&name].clone();
+                    if follows {
+                        let consume = it.next();
+                        out.push(process_pair(&f, c, consume, ctx)?);
+                        continue;
+                    }
+                    if f.is_output {
+                        out.push(process_pair(&f, c, None, ctx)?);
+                        continue;
+                    }
+                }
+                out.push(c);
+            }
+            Ok(Stmt::Block(out))
+        }
+        Stmt::ProducerConsumer { ref name, is_producer: true, .. } if ctx.env.funcs.get(name).is_some_and(|f| f.is_output) => {
+            let f = ctx.env.funcs[name].clone();
+            let produce = match s {
+                Stmt::ProducerConsumer { name, is_producer, body } => Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) },
+                _ => unreachable!(),
+            };
+            process_pair(&f, produce, None, ctx)
+        }
+        Stmt::LetStmt { name, value, body } => Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::For { name, min, extent, kind, body } => Ok(Stmt::For { name, min, extent, kind, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::ProducerConsumer { name, is_producer, body } => Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::Realize { name, types, bounds, body } => Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
+            condition,
+            then_case: Box::new(infer(*then_case, ctx)?),
+            else_case: match else_case {
+                Some(e) => Some(Box::new(infer(*e, ctx)?)),
+                None => None,
+            },
+        }),
+        other => Ok(other),
+    }
+}
+
+/// The scope (ranges of loops and lets) from the top of `s` down to the block that
+/// produces `f`.
+pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
+    match s {
+        Stmt::LetStmt { name, value, body } => {
+            let mut inner = scope.clone();
+            inner.insert(name.clone(), bounds_of_expr_in_scope(value, scope));
+            scope_to_producer(body, f, &inner)
+        }
+        Stmt::For { name, min, extent, body, .. } => {
+            let lo = bounds_of_expr_in_scope(min, scope);
+            let hi = bounds_of_expr_in_scope(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)), scope);
+            let mut inner = scope.clone();
+            inner.insert(name.clone(), Interval { min: lo.min, max: hi.max });
+            scope_to_producer(body, f, &inner)
+        }
+        Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => Some(scope.clone()),
+        Stmt::Block(v) => v.iter().find_map(|c| scope_to_producer(c, f, scope)),
+        Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::Allocate { body, .. } => scope_to_producer(body, f, scope),
+        Stmt::IfThenElse { then_case, else_case, .. } => {
+            scope_to_producer(then_case, f, scope).or_else(|| else_case.as_ref().and_then(|e| scope_to_producer(e, f, scope)))
+        }
+        _ => None,
+    }
+}
+
+fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
+    match s {
+        Stmt::Realize { name, types, body, .. } => {
+            let scope = scope_to_producer(&body, &name, &Scope::new())
+                .ok_or_else(|| Error::internal("bounds_inference", format!("no producer of '{name}' inside its realization")))?;
+            let region = &ctx.realized[&name];
+            let mut bounds = Vec::new();
+            for (d, iv) in region.iter().enumerate() {
+                let lo = iv.min.as_ref().map(|m| bounds_of_expr_in_scope(m, &scope).min);
+                let hi = iv.max.as_ref().map(|m| bounds_of_expr_in_scope(m, &scope).max);
+                let (Some(Some(lo)), Some(Some(hi))) = (lo, hi) else {
+                    return Err(Error::Bounds(format!("Func '{name}': the storage of dimension {d} cannot be bounded over the loops between its store and compute levels")));
+                };
+                let lo = simplify(&lo);
+                let extent = simplify(&Expr::add(Expr::sub(hi, lo.clone()), Expr::i32(1)));
+                bounds.push(Range::new(lo, extent));
+            }
+            let body = fill_realize_bounds(*body, ctx)?;
+            Ok(Stmt::Realize { name, types, bounds, body: Box::new(body) })
+        }
+        Stmt::LetStmt { name, value, body } => Ok(Stmt::LetStmt { name, value, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
+        Stmt::For { name, min, extent, kind, body } => Ok(Stmt::For { name, min, extent, kind, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
+        Stmt::ProducerConsumer { name, is_producer, body } => Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
+        Stmt::Block(v) => Ok(Stmt::Block(v.into_iter().map(|c| fill_realize_bounds(c, ctx)).collect::<Result<_>>()?)),
+        Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
+            condition,
+            then_case: Box::new(fill_realize_bounds(*then_case, ctx)?),
+            else_case: match else_case {
+                Some(e) => Some(Box::new(fill_realize_bounds(*e, ctx)?)),
+                None => None,
+            },
+        }),
+        other => Ok(other),
+    }
+}
+
+/// Checks, before anything runs, that every input image covers what the pipeline reads.
+fn input_checks(s: &Stmt, ctx: &LowerCtx) -> Result<Vec<Stmt>> {
+    let t = touched(s, &Scope::new());
+    let mut checks = Vec::new();
+    for (img, usage) in &ctx.env.images {
+        if let Some(u) = t.unbounded.iter().find(|u| u.callee == *img) {
+            return Err(unbounded_error(u, "ImageParam"));
+        }
+        let Some(region) = t.calls.get(img) else { continue };
+        let buf = buffer_region(img, usage.dims);
+        for d in 0..usage.dims {
+            let (rmin, rmax) = (simplify(region[d].min.as_ref().unwrap()), simplify(region[d].max.as_ref().unwrap()));
+            let (bmin, bmax) = (buf[d].min.clone().unwrap(), buf[d].max.clone().unwrap());
+            checks.push(containment_assert(
+                (&rmin, &rmax),
+                (&bmin, &bmax),
+                format!("Input buffer '{img}' is too small: dimension {d} "),
+                "needs",
+                "the buffer covers",
+            ));
+        }
+    }
+    Ok(checks)
+}
+
+/// Runs bounds inference over the scheduled loop nest.
+pub fn bounds_inference(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
+    let s = infer(s, ctx)?;
+    let s = fill_realize_bounds(s, ctx)?;
+    let mut all = input_checks(&s, ctx)?;
+    all.push(s);
+    Ok(Stmt::block(all))
+}

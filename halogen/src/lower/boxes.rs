@@ -1,0 +1,190 @@
+//! The regions of Funcs and images that a statement reads and writes, by symbolic
+//! interval arithmetic over its loops and lets (the heart of bounds inference).
+
+use crate::analysis::{bounds_of_expr_in_scope, Interval, Scope};
+use crate::ir::{CallKind, Expr, ExprKind, Name, Stmt};
+use std::collections::HashMap;
+
+/// A multi-dimensional region: one inclusive interval per dimension.
+pub type Region = Vec<Interval>;
+
+/// A call whose index could not be bounded.
+#[derive(Clone, Debug)]
+pub struct Unbounded {
+    /// The Func or image called.
+    pub callee: Name,
+    /// The dimension.
+    pub dim: usize,
+    /// The Func whose definition makes the call, if known.
+    pub caller: Option<Name>,
+    /// The index expression.
+    pub index: Expr,
+}
+
+/// What a statement touches.
+#[derive(Default, Debug)]
+pub struct Touched {
+    /// Regions read through calls, by callee.
+    pub calls: HashMap<Name, Region>,
+    /// Regions written through `Provide`, by Func.
+    pub provides: HashMap<Name, Region>,
+    /// Calls with an index that has no bound.
+    pub unbounded: Vec<Unbounded>,
+}
+
+fn union_side(a: &Option<Expr>, b: &Option<Expr>, take_min: bool) -> Option<Expr> {
+    match (a, b) {
+        (Some(x), Some(y)) if x == y => Some(x.clone()),
+        (Some(x), Some(y)) => Some(if take_min { Expr::min(x.clone(), y.clone()) } else { Expr::max(x.clone(), y.clone()) }),
+        _ => None,
+    }
+}
+
+/// The smallest interval holding both.
+pub fn union(a: &Interval, b: &Interval) -> Interval {
+    Interval { min: union_side(&a.min, &b.min, true), max: union_side(&a.max, &b.max, false) }
+}
+
+/// Dimension-wise union of two regions of equal rank.
+pub fn union_region(a: &Region, b: &Region) -> Region {
+    a.iter().zip(b).map(|(x, y)| union(x, y)).collect()
+}
+
+fn merge(map: &mut HashMap<Name, Region>, name: &Name, region: Region) {
+    match map.get_mut(name) {
+        Some(old) if old.len() == region.len() => *old = union_region(old, &region),
+        Some(_) => {}
+        None => {
+            map.insert(name.clone(), region);
+        }
+    }
+}
+
+struct Walker {
+    scope: Scope,
+    out: Touched,
+    caller: Vec<Name>,
+}
+
+impl Walker {
+    fn push(&mut self, name: &Name, iv: Interval) -> Option<Interval> {
+        self.scope.insert(name.clone(), iv)
+    }
+    fn pop(&mut self, name: &Name, old: Option<Interval>) {
+        match old {
+            Some(o) => {
+                self.scope.insert(name.clone(), o);
+            }
+            None => {
+                self.scope.remove(name);
+            }
+        }
+    }
+
+    fn region_of(&mut self, callee: &Name, args: &[Expr]) -> Region {
+        let mut region = Vec::with_capacity(args.len());
+        for (d, a) in args.iter().enumerate() {
+            let iv = bounds_of_expr_in_scope(a, &self.scope);
+            if iv.min.is_none() || iv.max.is_none() {
+                self.out.unbounded.push(Unbounded { callee: callee.clone(), dim: d, caller: self.caller.last().cloned(), index: a.clone() });
+            }
+            region.push(iv);
+        }
+        region
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e.kind() {
+            ExprKind::Let { name, value, body } => {
+                self.expr(value);
+                let iv = bounds_of_expr_in_scope(value, &self.scope);
+                let old = self.push(name, iv);
+                self.expr(body);
+                self.pop(name, old);
+            }
+            ExprKind::Call { name, args, kind: CallKind::Func { .. } | CallKind::Image } => {
+                args.iter().for_each(|a| self.expr(a));
+                let r = self.region_of(name, args);
+                merge(&mut self.out.calls, name, r);
+            }
+            _ => e.for_each_child(|c| self.expr(c)),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::LetStmt { name, value, body } => {
+                self.expr(value);
+                let iv = bounds_of_expr_in_scope(value, &self.scope);
+                let old = self.push(name, iv);
+                self.stmt(body);
+                self.pop(name, old);
+            }
+            Stmt::For { name, min, extent, body, .. } => {
+                self.expr(min);
+                self.expr(extent);
+                let lo = bounds_of_expr_in_scope(min, &self.scope);
+                let last = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
+                let hi = bounds_of_expr_in_scope(&last, &self.scope);
+                let old = self.push(name, Interval { min: lo.min, max: hi.max });
+                self.stmt(body);
+                self.pop(name, old);
+            }
+            Stmt::Provide { name, values, args } => {
+                values.iter().chain(args.iter()).for_each(|e| self.expr(e));
+                let r = self.region_of(name, args);
+                merge(&mut self.out.provides, name, r);
+            }
+            Stmt::ProducerConsumer { name, is_producer: true, body } => {
+                self.caller.push(name.clone());
+                self.stmt(body);
+                self.caller.pop();
+            }
+            Stmt::ProducerConsumer { body, .. } => self.stmt(body),
+            Stmt::Assert { condition, .. } => self.expr(condition),
+            Stmt::Realize { bounds, body, .. } => {
+                for b in bounds {
+                    self.expr(&b.min);
+                    self.expr(&b.extent);
+                }
+                self.stmt(body)
+            }
+            Stmt::Store { value, index, predicate, .. } => {
+                self.expr(value);
+                self.expr(index);
+                if let Some(p) = predicate {
+                    self.expr(p)
+                }
+            }
+            Stmt::Allocate { extents, body, .. } => {
+                extents.iter().for_each(|e| self.expr(e));
+                self.stmt(body)
+            }
+            Stmt::Free { .. } => {}
+            Stmt::Block(v) => v.iter().for_each(|c| self.stmt(c)),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                self.expr(condition);
+                self.stmt(then_case);
+                if let Some(e) = else_case {
+                    self.stmt(e)
+                }
+            }
+            Stmt::Evaluate(e) => self.expr(e),
+        }
+    }
+}
+
+/// What `s` reads and writes, with variables bound outside `s` treated as symbols and
+/// those in `scope` as ranges.
+pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
+    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new() };
+    w.stmt(s);
+    w.out
+}
+
+/// What the expression `e` reads.
+pub fn touched_by_expr(e: &Expr, scope: &Scope) -> Touched {
+    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new() };
+    w.expr(e);
+    w.out
+}

@@ -1,0 +1,401 @@
+//! Pass 1: the environment. Finds every Func the outputs depend on, reports the user's
+//! definition and schedule mistakes, inlines the Funcs computed inline, resolves each
+//! Func's compute and store levels and orders the realizations (producers first).
+
+use crate::analysis::substitute_map;
+use crate::error::{Error, Result};
+use crate::ir::{CallKind, Expr, ExprKind, Mutator, Name, ReductionRef, Type, VarBinding, Visitor};
+use crate::lang::func::FuncRef;
+use crate::schedule::{FuncSchedule, LoopLevel, StageSchedule};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// One definition of a Func after inlining, with its loop schedule.
+#[derive(Clone, Debug)]
+pub struct StageDef {
+    /// Left-hand side arguments (pure variables for the pure stage).
+    pub args: Vec<Expr>,
+    /// Values (tuple elements).
+    pub values: Vec<Expr>,
+    /// Reduction domain of an update.
+    pub rdom: Option<ReductionRef>,
+    /// Loops of the stage.
+    pub schedule: StageSchedule,
+}
+
+/// What lowering knows of one Func.
+#[derive(Clone, Debug)]
+pub struct FuncInfo {
+    /// Unique name.
+    pub name: Name,
+    /// Pure variable names, innermost dimension first.
+    pub args: Vec<Name>,
+    /// Value types (one per tuple element).
+    pub types: Vec<Type>,
+    /// Stage 0 is the pure definition, then the updates.
+    pub stages: Vec<StageDef>,
+    /// Where it is computed and stored, as the user wrote it.
+    pub schedule: FuncSchedule,
+    /// True for a pipeline output.
+    pub is_output: bool,
+    /// Where it is computed (resolved; `Inlined` for inlined Funcs).
+    pub compute: LoopLevel,
+    /// Where its storage lives (resolved).
+    pub store: LoopLevel,
+}
+
+impl FuncInfo {
+    /// The storage names of its values: `f`, or `f.0`, `f.1`... for tuples.
+    pub fn buffer_names(&self) -> Vec<Name> {
+        buffer_names(&self.name, self.types.len())
+    }
+}
+
+/// Storage names of a Func with `n` values.
+pub fn buffer_names(name: &str, n: usize) -> Vec<Name> {
+    if n == 1 {
+        vec![name.into()]
+    } else {
+        (0..n).map(|i| format!("{name}.{i}").into()).collect()
+    }
+}
+
+/// An input image used by the pipeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageUse {
+    /// Element type.
+    pub ty: Type,
+    /// Number of dimensions it is called with.
+    pub dims: usize,
+}
+
+/// Everything the later passes need about the algorithm.
+#[derive(Clone, Debug)]
+pub struct Environment {
+    /// Every non-inlined Func, by name.
+    pub funcs: BTreeMap<Name, FuncInfo>,
+    /// Non-inlined Funcs, producers before consumers.
+    pub order: Vec<Name>,
+    /// The outputs, in the order given.
+    pub outputs: Vec<Name>,
+    /// Input images called by the pipeline.
+    pub images: BTreeMap<Name, ImageUse>,
+    /// Scalars bound at run time (`Param`s and image shapes), with their types.
+    pub params: BTreeMap<Name, Type>,
+}
+
+fn collect_funcs(outputs: &[FuncRef]) -> Result<Vec<FuncRef>> {
+    struct Finder {
+        found: Vec<FuncRef>,
+        seen: HashSet<FuncRef>,
+    }
+    impl Visitor for Finder {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { kind: CallKind::Func { func, .. }, .. } = e.kind() {
+                if self.seen.insert(func.clone()) {
+                    self.found.push(func.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut finder = Finder { found: outputs.to_vec(), seen: outputs.iter().cloned().collect() };
+    let mut i = 0;
+    while i < finder.found.len() {
+        let f = finder.found[i].clone();
+        let exprs: Vec<Expr> = {
+            let d = f.lock();
+            let mut v = Vec::new();
+            for def in d.pure.iter().chain(d.updates.iter()) {
+                v.extend(def.args.iter().cloned());
+                v.extend(def.values.iter().cloned());
+                if let Some(r) = &def.rdom {
+                    for rv in &r.0.vars {
+                        v.push(rv.min.clone());
+                        v.push(rv.extent.clone());
+                    }
+                }
+            }
+            v
+        };
+        exprs.iter().for_each(|e| finder.visit_expr(e));
+        i += 1;
+    }
+    let mut names: HashMap<Name, FuncRef> = HashMap::new();
+    for f in &finder.found {
+        let n = f.name();
+        if let Some(other) = names.insert(n.clone(), f.clone()) {
+            if other != *f {
+                return Err(Error::Definition(format!("two different Funcs are named '{n}'; give each Func its own name")));
+            }
+        }
+    }
+    Ok(finder.found)
+}
+
+/// Replaces calls to inlined Funcs by their definitions.
+struct Inliner<'a> {
+    inlined: &'a HashMap<Name, (Vec<Name>, Vec<Expr>)>,
+    memo: HashMap<*const crate::ir::ExprNode, Expr>,
+}
+
+impl Mutator for Inliner<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if let Some(r) = self.memo.get(&e.ptr()) {
+            return r.clone();
+        }
+        let out = match e.kind() {
+            ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } } if self.inlined.contains_key(name) => {
+                let (params, values) = &self.inlined[name];
+                let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
+                let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
+                let body = substitute_map(&map, &values[*value_index]);
+                // The body may call other inlined Funcs.
+                self.mutate_expr(&body)
+            }
+            _ => crate::ir::mutate_expr_children(self, e),
+        };
+        self.memo.insert(e.ptr(), out.clone());
+        out
+    }
+}
+
+fn check_free_vars(f: &FuncInfo, stage_index: usize, stage: &StageDef, params: &mut BTreeMap<Name, Type>) -> Result<()> {
+    struct Free<'a> {
+        allowed: &'a HashSet<Name>,
+        bad: Option<Name>,
+        params: &'a mut BTreeMap<Name, Type>,
+        conflict: Option<(Name, Type, Type)>,
+    }
+    impl Visitor for Free<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            match e.kind() {
+                ExprKind::Var { name, binding: VarBinding::Plain } if !self.allowed.contains(name) => {
+                    self.bad.get_or_insert(name.clone());
+                }
+                ExprKind::Var { name, binding: VarBinding::Param } => {
+                    if let Some(t) = self.params.insert(name.clone(), e.ty()) {
+                        if t != e.ty() {
+                            self.conflict = Some((name.clone(), t, e.ty()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let allowed: HashSet<Name> = if stage_index == 0 {
+        f.args.iter().cloned().collect()
+    } else {
+        stage
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a.as_var() {
+                Some(n) if *n == f.args[i] => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut v = Free { allowed: &allowed, bad: None, params, conflict: None };
+    stage.args.iter().chain(stage.values.iter()).for_each(|e| v.visit_expr(e));
+    if let Some(r) = &stage.rdom {
+        for rv in &r.0.vars {
+            v.visit_expr(&rv.min);
+            v.visit_expr(&rv.extent);
+        }
+    }
+    let which = if stage_index == 0 { "pure definition".to_string() } else { format!("update {}", stage_index - 1) };
+    if let Some(name) = v.bad {
+        return Err(Error::Definition(format!(
+            "Func '{}' {which}: uses Var '{name}', which is not one of its pure arguments {:?} at its own position",
+            f.name, f.args
+        )));
+    }
+    if let Some((name, a, b)) = v.conflict {
+        return Err(Error::Definition(format!("Param '{name}' is used with two types, {a} and {b}")));
+    }
+    Ok(())
+}
+
+fn collect_images(exprs: &[Expr], images: &mut BTreeMap<Name, ImageUse>) -> Result<()> {
+    struct Images<'a> {
+        images: &'a mut BTreeMap<Name, ImageUse>,
+        error: Option<Error>,
+    }
+    impl Visitor for Images<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args, kind: CallKind::Image } = e.kind() {
+                let u = ImageUse { ty: e.ty(), dims: args.len() };
+                if let Some(old) = self.images.insert(name.clone(), u.clone()) {
+                    if old != u {
+                        self.error.get_or_insert(Error::Definition(format!(
+                            "ImageParam '{name}' is called with {} arguments of type {} and with {} arguments of type {}",
+                            old.dims, old.ty, u.dims, u.ty
+                        )));
+                    }
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut v = Images { images, error: None };
+    exprs.iter().for_each(|e| v.visit_expr(e));
+    v.error.map_or(Ok(()), Err)
+}
+
+/// Builds the environment for the pipeline with these outputs.
+pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
+    let all = collect_funcs(outputs)?;
+    let output_names: Vec<Name> = outputs.iter().map(|f| f.name()).collect();
+
+    // Snapshot every Func, reporting recorded mistakes first.
+    let mut infos: Vec<FuncInfo> = Vec::new();
+    for f in &all {
+        let d = f.lock();
+        if let Some(e) = d.errors.first() {
+            return Err(e.clone());
+        }
+        let pure = d.pure.as_ref().ok_or_else(|| Error::Definition(format!("Func '{}' is used but never defined", d.name)))?;
+        let mut stages = vec![StageDef { args: pure.args.clone(), values: pure.values.clone(), rdom: None, schedule: pure.schedule.clone() }];
+        for u in &d.updates {
+            stages.push(StageDef { args: u.args.clone(), values: u.values.clone(), rdom: u.rdom.clone(), schedule: u.schedule.clone() });
+        }
+        let is_output = output_names.contains(&d.name);
+        let has_updates = !d.updates.is_empty();
+        let compute = match (&d.schedule.compute_level, is_output) {
+            (Some(LoopLevel::Root) | None, true) => LoopLevel::Root,
+            (Some(other), true) => {
+                return Err(Error::Schedule(format!(
+                    "Func '{}' is an output of the pipeline, so it is computed at root; it cannot be scheduled {other:?}",
+                    d.name
+                )))
+            }
+            (Some(l), false) => l.clone(),
+            (None, false) if has_updates => LoopLevel::Root,
+            (None, false) => LoopLevel::Inlined,
+        };
+        if compute == LoopLevel::Inlined && has_updates {
+            return Err(Error::Schedule(format!("Func '{}': compute_inline: a Func with update definitions cannot be inlined", d.name)));
+        }
+        let store = match &d.schedule.store_level {
+            Some(l) if compute == LoopLevel::Inlined => {
+                return Err(Error::Schedule(format!("Func '{}' is computed inline, so it has no storage to place with store level {l:?}", d.name)))
+            }
+            Some(l) => l.clone(),
+            None => compute.clone(),
+        };
+        if is_output && store != LoopLevel::Root {
+            return Err(Error::Schedule(format!("Func '{}' is an output; its storage is the output buffer and cannot be placed elsewhere", d.name)));
+        }
+        infos.push(FuncInfo {
+            name: d.name.clone(),
+            args: d.args.clone(),
+            types: pure.values.iter().map(|v| v.ty()).collect(),
+            stages,
+            schedule: d.schedule.clone(),
+            is_output,
+            compute,
+            store,
+        });
+    }
+
+    // Inline.
+    let inlined: HashMap<Name, (Vec<Name>, Vec<Expr>)> =
+        infos.iter().filter(|f| f.compute == LoopLevel::Inlined).map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone()))).collect();
+    let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new() };
+    let mut funcs: BTreeMap<Name, FuncInfo> = BTreeMap::new();
+    let mut params = BTreeMap::new();
+    let mut images = BTreeMap::new();
+    for mut f in infos.into_iter().filter(|f| f.compute != LoopLevel::Inlined) {
+        for s in f.stages.iter_mut() {
+            s.args = s.args.iter().map(|a| inliner.mutate_expr(a)).collect();
+            s.values = s.values.iter().map(|a| inliner.mutate_expr(a)).collect();
+        }
+        for (i, s) in f.stages.iter().enumerate() {
+            check_free_vars(&f, i, s, &mut params)?;
+            let mut exprs: Vec<Expr> = s.args.iter().chain(s.values.iter()).cloned().collect();
+            if let Some(r) = &s.rdom {
+                for rv in &r.0.vars {
+                    exprs.push(rv.min.clone());
+                    exprs.push(rv.extent.clone());
+                }
+            }
+            collect_images(&exprs, &mut images)?;
+        }
+        funcs.insert(f.name.clone(), f);
+    }
+    // Inlined Funcs may also carry parameters and images (already substituted above);
+    // check the levels that name other Funcs.
+    for f in funcs.values() {
+        for (what, level) in [("compute_at", &f.compute), ("store_at", &f.store)] {
+            if let LoopLevel::At { func, var } = level {
+                if !funcs.contains_key(func) {
+                    let why = if inlined.contains_key(func) { "which is computed inline and so has no loops" } else { "which is not part of this pipeline" };
+                    return Err(Error::Schedule(format!("Func '{}': {what}({func}, {var}) names Func '{func}', {why}", f.name)));
+                }
+                if *func == f.name {
+                    return Err(Error::Schedule(format!("Func '{}': {what} names its own loop '{var}'", f.name)));
+                }
+            }
+        }
+    }
+
+    let order = realization_order(&funcs, &output_names)?;
+    Ok(Environment { funcs, order, outputs: output_names, images, params })
+}
+
+/// Names of the Funcs called (directly) by `f`'s definitions.
+pub fn callees(f: &FuncInfo) -> Vec<Name> {
+    struct Calls(Vec<Name>);
+    impl Visitor for Calls {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
+                if !self.0.contains(name) {
+                    self.0.push(name.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut c = Calls(Vec::new());
+    for s in &f.stages {
+        s.args.iter().chain(s.values.iter()).for_each(|e| c.visit_expr(e));
+    }
+    c.0.retain(|n| *n != f.name);
+    c.0
+}
+
+fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Result<Vec<Name>> {
+    #[derive(PartialEq)]
+    enum Mark {
+        Visiting,
+        Done,
+    }
+    fn visit(n: &Name, funcs: &BTreeMap<Name, FuncInfo>, marks: &mut HashMap<Name, Mark>, order: &mut Vec<Name>, path: &mut Vec<Name>) -> Result<()> {
+        match marks.get(n) {
+            Some(Mark::Done) => return Ok(()),
+            Some(Mark::Visiting) => {
+                path.push(n.clone());
+                let names: Vec<&str> = path.iter().map(|p| &**p).collect();
+                return Err(Error::Definition(format!("the Funcs call each other in a cycle: {}", names.join(" -> "))));
+            }
+            None => {}
+        }
+        marks.insert(n.clone(), Mark::Visiting);
+        path.push(n.clone());
+        for c in callees(&funcs[n]) {
+            visit(&c, funcs, marks, order, path)?;
+        }
+        path.pop();
+        marks.insert(n.clone(), Mark::Done);
+        order.push(n.clone());
+        Ok(())
+    }
+    let mut marks = HashMap::new();
+    let mut order = Vec::new();
+    for o in outputs {
+        visit(o, funcs, &mut marks, &mut order, &mut Vec::new())?;
+    }
+    Ok(order)
+}

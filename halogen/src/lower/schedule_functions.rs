@@ -1,0 +1,464 @@
+//! Pass 2: schedule functions. Builds the loop nest of every stage from its splits,
+//! fuses, loop order and loop kinds, then injects each Func's production at its compute
+//! level and its storage (`Realize`) at its store level, consumers first.
+
+use super::environment::{FuncInfo, StageDef};
+use super::LowerCtx;
+use crate::analysis::{expr_uses_var, substitute_map};
+use crate::error::{Error, Result};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, Stmt, Type, Visitor};
+use crate::schedule::{LoopLevel, Split, TailStrategy};
+use std::collections::{HashMap, HashSet};
+
+/// What a generated loop belongs to.
+#[derive(Clone, Debug)]
+pub struct LoopInfo {
+    /// The Func.
+    pub func: Name,
+    /// The stage index (0 = pure definition).
+    pub stage: usize,
+    /// The user's name for the loop variable.
+    pub short: Name,
+}
+
+/// Name prefix of the variables of stage `k` of `f`: `f.s{k}.`.
+pub fn stage_prefix(f: &str, k: usize) -> String {
+    format!("{f}.s{k}.")
+}
+
+/// The loop range of a (possibly split) variable: its first value and count.
+#[derive(Clone)]
+struct VarRange {
+    min: Expr,
+    extent: Expr,
+}
+
+fn i32_var(name: impl Into<Name>) -> Expr {
+    Expr::var(Type::i32(), name)
+}
+
+fn c(v: i64) -> Expr {
+    Expr::i32(v)
+}
+
+/// Which pure variable names of `f` are pure (loop) variables in stage `k`.
+pub fn stage_pure_vars(f: &FuncInfo, k: usize) -> Vec<(usize, Name)> {
+    let stage = &f.stages[k];
+    f.args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| k == 0 || stage.args[*i].as_var() == Some(a))
+        .map(|(i, a)| (i, a.clone()))
+        .collect()
+}
+
+fn describe_stage(f: &FuncInfo, k: usize) -> String {
+    if k == 0 {
+        format!("Func '{}'", f.name)
+    } else {
+        format!("Func '{}' update {}", f.name, k - 1)
+    }
+}
+
+/// Self-references of `f` inside a stage's values.
+fn self_calls(f: &str, stage: &StageDef) -> Vec<Vec<Expr>> {
+    struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
+    impl Visitor for Calls<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args, kind: CallKind::Func { .. } } = e.kind() {
+                if &**name == self.0 {
+                    self.1.push(args.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut v = Calls(f, Vec::new());
+    stage.values.iter().for_each(|e| v.visit_expr(e));
+    v.1
+}
+
+/// Builds the loop nest of stage `k` of `f`.
+pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
+    let stage = &f.stages[k];
+    let prefix = stage_prefix(&f.name, k);
+    let sched = &stage.schedule;
+    let what = describe_stage(f, k);
+
+    // Original variables: pure ones with symbolic bounds, reduction ones with their domain.
+    let mut ranges: HashMap<Name, VarRange> = HashMap::new();
+    let mut origin: HashMap<Name, HashSet<Name>> = HashMap::new();
+    let mut is_rvar: HashMap<Name, bool> = HashMap::new();
+    let mut rename: HashMap<Name, Expr> = HashMap::new();
+    let pure = stage_pure_vars(f, k);
+    for (_, v) in &pure {
+        let min = i32_var(format!("{prefix}{v}.min"));
+        let max = i32_var(format!("{prefix}{v}.max"));
+        let extent = Expr::add(Expr::sub(max, min.clone()), c(1));
+        ranges.insert(v.clone(), VarRange { min, extent });
+        origin.insert(v.clone(), [v.clone()].into());
+        is_rvar.insert(v.clone(), false);
+        rename.insert(v.clone(), i32_var(format!("{prefix}{v}")));
+    }
+    if let Some(r) = &stage.rdom {
+        for rv in &r.0.vars {
+            ranges.insert(rv.name.clone(), VarRange { min: rv.min.clone(), extent: rv.extent.clone() });
+            origin.insert(rv.name.clone(), [rv.name.clone()].into());
+            is_rvar.insert(rv.name.clone(), true);
+            rename.insert(rv.name.clone(), i32_var(format!("{prefix}{}", rv.name)));
+        }
+    }
+
+    // Short (user) names map to internal names that stay unique across splits.
+    let mut internal: HashMap<Name, Name> = ranges.keys().map(|n| (n.clone(), n.clone())).collect();
+    let mut lets: Vec<(Name, Expr)> = Vec::new();
+    let mut guards: Vec<Expr> = Vec::new();
+    for split in &sched.splits {
+        match split {
+            Split::Split { old, outer, inner, factor, tail } => {
+                let old_i = internal.remove(old).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: split of unknown loop '{old}'")))?;
+                let r = ranges[&old_i].clone();
+                let rvar = is_rvar[&old_i];
+                // Halide's Auto, except that nothing is computed outside the region a
+                // stage must cover, so a legal split never reads or writes past a buffer.
+                let tail = match tail {
+                    TailStrategy::Auto if k == 0 && !rvar => TailStrategy::ShiftInwards,
+                    TailStrategy::Auto => TailStrategy::GuardWithIf,
+                    TailStrategy::RoundUp if f.is_output || rvar => TailStrategy::GuardWithIf,
+                    TailStrategy::ShiftInwards if k > 0 => {
+                        return Err(Error::Schedule(format!(
+                            "{what}: split({old}) with ShiftInwards would apply the update twice to some values; use GuardWithIf or RoundUp"
+                        )))
+                    }
+                    t => *t,
+                };
+                let outer_i: Name = format!("{old_i}.{outer}").into();
+                let inner_i: Name = format!("{old_i}.{inner}").into();
+                let f_e = c(*factor as i64);
+                let outer_ext = Expr::div(Expr::add(r.extent.clone(), c(*factor as i64 - 1)), f_e.clone());
+                ranges.insert(outer_i.clone(), VarRange { min: c(0), extent: outer_ext });
+                ranges.insert(inner_i.clone(), VarRange { min: c(0), extent: f_e.clone() });
+                let o = origin[&old_i].clone();
+                origin.insert(outer_i.clone(), o.clone());
+                origin.insert(inner_i.clone(), o);
+                is_rvar.insert(outer_i.clone(), rvar);
+                is_rvar.insert(inner_i.clone(), rvar);
+                let outer_v = i32_var(format!("{prefix}{outer_i}"));
+                let inner_v = i32_var(format!("{prefix}{inner_i}"));
+                let last = Expr::sub(Expr::add(r.min.clone(), r.extent.clone()), c(1));
+                let step = Expr::mul(outer_v, f_e.clone());
+                let value = match tail {
+                    TailStrategy::ShiftInwards => {
+                        // The last iteration moves back so it ends at the end; a region
+                        // smaller than the factor starts at its start and guards the rest.
+                        let shifted = Expr::max(Expr::min(step, Expr::sub(r.extent.clone(), f_e.clone())), c(0));
+                        let base = Expr::add(Expr::add(r.min.clone(), shifted), inner_v);
+                        guards.push(Expr::or(Expr::le(f_e.clone(), r.extent.clone()), Expr::le(base.clone(), last.clone())));
+                        base
+                    }
+                    TailStrategy::GuardWithIf => {
+                        let base = Expr::add(Expr::add(r.min.clone(), step), inner_v);
+                        guards.push(Expr::le(base.clone(), last.clone()));
+                        base
+                    }
+                    _ => Expr::add(Expr::add(r.min.clone(), step), inner_v),
+                };
+                if tail != TailStrategy::RoundUp {
+                    // The clamp changes nothing where the guard holds, and lets bounds
+                    // inference see that the variable never passes the end.
+                    lets.push((old_i.clone(), Expr::min(value, last)));
+                } else {
+                    lets.push((old_i.clone(), value));
+                }
+                internal.insert(outer.clone(), outer_i);
+                internal.insert(inner.clone(), inner_i);
+            }
+            Split::Fuse { inner, outer, fused } => {
+                let inner_i = internal.remove(inner).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{inner}'")))?;
+                let outer_i = internal.remove(outer).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{outer}'")))?;
+                let ri = ranges[&inner_i].clone();
+                let ro = ranges[&outer_i].clone();
+                let fused_i: Name = format!("{outer_i}.{inner_i}.{fused}").into();
+                ranges.insert(fused_i.clone(), VarRange { min: c(0), extent: Expr::mul(ri.extent.clone(), ro.extent.clone()) });
+                let mut o = origin[&inner_i].clone();
+                o.extend(origin[&outer_i].iter().cloned());
+                origin.insert(fused_i.clone(), o);
+                is_rvar.insert(fused_i.clone(), is_rvar[&inner_i] || is_rvar[&outer_i]);
+                let fv = i32_var(format!("{prefix}{fused_i}"));
+                lets.push((inner_i.clone(), Expr::add(ri.min.clone(), Expr::rem(fv.clone(), ri.extent.clone()))));
+                lets.push((outer_i.clone(), Expr::add(ro.min.clone(), Expr::div(fv, ri.extent.clone()))));
+                internal.insert(fused.clone(), fused_i);
+            }
+        }
+    }
+
+    check_update_loops(f, k, &internal, &origin, &is_rvar)?;
+
+    // The innermost statement.
+    let args: Vec<Expr> = stage.args.iter().map(|a| substitute_map(&rename, a)).collect();
+    let values: Vec<Expr> = stage.values.iter().map(|v| substitute_map(&rename, v)).collect();
+    let mut body = Stmt::Provide { name: f.name.clone(), values, args };
+    if !guards.is_empty() {
+        let cond = guards.into_iter().reduce(Expr::and).unwrap();
+        body = Stmt::if_then(cond, body);
+    }
+    for (name, value) in lets {
+        body = Stmt::let_stmt(format!("{prefix}{name}"), value, body);
+    }
+    for dim in &sched.dims {
+        let name = internal.get(&dim.var).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: loop '{}' has no range", dim.var)))?;
+        let r = &ranges[name];
+        let loop_name: Name = format!("{prefix}{name}").into();
+        ctx.loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
+        body = Stmt::for_loop(loop_name, r.min.clone(), r.extent.clone(), dim.kind, body);
+    }
+    Ok(body)
+}
+
+/// Parallel and vector loops of an update must not change the order in which values
+/// that depend on each other are computed.
+fn check_update_loops(
+    f: &FuncInfo,
+    k: usize,
+    internal: &HashMap<Name, Name>,
+    origin: &HashMap<Name, HashSet<Name>>,
+    is_rvar: &HashMap<Name, bool>,
+) -> Result<()> {
+    if k == 0 {
+        return Ok(());
+    }
+    let stage = &f.stages[k];
+    let calls = self_calls(&f.name, stage);
+    for dim in &stage.schedule.dims {
+        if !matches!(dim.kind, ForKind::Parallel | ForKind::Vectorized) {
+            continue;
+        }
+        let word = if dim.kind == ForKind::Parallel { "parallel" } else { "vectorize" };
+        let name = &internal[&dim.var];
+        if is_rvar[name] {
+            return Err(Error::Schedule(format!(
+                "{}: {word}({}): the loop runs over a reduction variable, whose iterations depend on each other",
+                describe_stage(f, k),
+                dim.var
+            )));
+        }
+        for v in &origin[name] {
+            let pos = f.args.iter().position(|a| a == v).unwrap_or(0);
+            for args in &calls {
+                if args[pos].as_var() != Some(v) {
+                    return Err(Error::Schedule(format!(
+                        "{}: {word}({}): the update reads {}({}) at another value of '{v}', so its iterations over '{v}' depend on each other",
+                        describe_stage(f, k),
+                        dim.var,
+                        f.name,
+                        args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// All stages of `f`, one after another.
+pub fn build_produce(f: &FuncInfo, ctx: &mut LowerCtx) -> Result<Stmt> {
+    let mut stages = Vec::new();
+    for k in 0..f.stages.len() {
+        stages.push(build_stage(f, k, ctx)?);
+    }
+    Ok(Stmt::block(stages))
+}
+
+fn calls_func(s: &Stmt, f: &str) -> bool {
+    struct Finder<'a>(&'a str, bool);
+    impl Visitor for Finder<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.1 {
+                return;
+            }
+            if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
+                if &**name == self.0 {
+                    self.1 = true;
+                    return;
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut v = Finder(f, false);
+    v.visit_stmt(s);
+    v.1
+}
+
+fn pair(f: &Name, produce: Stmt, consume: Stmt) -> Stmt {
+    Stmt::Block(vec![
+        Stmt::ProducerConsumer { name: f.clone(), is_producer: true, body: Box::new(produce) },
+        Stmt::ProducerConsumer { name: f.clone(), is_producer: false, body: Box::new(consume) },
+    ])
+}
+
+fn realize(f: &FuncInfo, body: Stmt) -> Stmt {
+    Stmt::Realize { name: f.name.clone(), types: f.types.clone(), bounds: Vec::new(), body: Box::new(body) }
+}
+
+/// Wraps the body of the first loop `(func, var)` for which `pick(body)` holds with
+/// `wrap(body)`. Returns whether it found one.
+fn inject_in_loop(s: &mut Stmt, ctx: &LowerCtx, func: &Name, var: &Name, pick: &dyn Fn(&Stmt) -> bool, wrap: &mut dyn FnMut(Stmt) -> Stmt) -> bool {
+    match s {
+        Stmt::For { name, body, .. } => {
+            if let Some(info) = ctx.loops.get(name) {
+                if info.func == *func && info.short == *var && pick(body) {
+                    let old = std::mem::replace(&mut **body, Stmt::no_op());
+                    **body = wrap(old);
+                    return true;
+                }
+            }
+            inject_in_loop(body, ctx, func, var, pick, wrap)
+        }
+        Stmt::LetStmt { body, .. } | Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::Allocate { body, .. } => {
+            inject_in_loop(body, ctx, func, var, pick, wrap)
+        }
+        Stmt::Block(v) => v.iter_mut().any(|c| inject_in_loop(c, ctx, func, var, pick, wrap)),
+        Stmt::IfThenElse { then_case, else_case, .. } => {
+            inject_in_loop(then_case, ctx, func, var, pick, wrap) || else_case.as_mut().is_some_and(|e| inject_in_loop(e, ctx, func, var, pick, wrap))
+        }
+        _ => false,
+    }
+}
+
+fn contains_producer(s: &Stmt, f: &Name) -> bool {
+    match s {
+        Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
+        Stmt::For { body, .. }
+        | Stmt::LetStmt { body, .. }
+        | Stmt::ProducerConsumer { body, .. }
+        | Stmt::Realize { body, .. }
+        | Stmt::Allocate { body, .. } => contains_producer(body, f),
+        Stmt::Block(v) => v.iter().any(|c| contains_producer(c, f)),
+        Stmt::IfThenElse { then_case, else_case, .. } => contains_producer(then_case, f) || else_case.as_ref().is_some_and(|e| contains_producer(e, f)),
+        _ => false,
+    }
+}
+
+fn level_text(l: &LoopLevel) -> String {
+    match l {
+        LoopLevel::Inlined => "inline".into(),
+        LoopLevel::Root => "root".into(),
+        LoopLevel::At { func, var } => format!("{func}.{var}"),
+    }
+}
+
+/// Builds the whole loop nest: outputs at root, every other Func at its levels.
+pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
+    let env = ctx.env.clone();
+    let mut outputs = Vec::new();
+    for o in &env.outputs {
+        let f = &env.funcs[o];
+        let produce = build_produce(f, ctx)?;
+        outputs.push(Stmt::ProducerConsumer { name: o.clone(), is_producer: true, body: Box::new(produce) });
+    }
+    let mut s = Stmt::block(outputs);
+    for name in env.order.iter().rev() {
+        let f = &env.funcs[name];
+        if f.is_output {
+            continue;
+        }
+        let produce = build_produce(f, ctx)?;
+        match &f.compute {
+            LoopLevel::Root => {
+                let body = pair(name, produce, s);
+                s = realize(f, body);
+            }
+            LoopLevel::At { func, var } => {
+                let target = name.clone();
+                let pick = move |body: &Stmt| calls_func(body, &target);
+                let mut produce = Some(produce);
+                let same_level = f.store == f.compute;
+                let mut wrap = |body: Stmt| {
+                    let p = pair(name, produce.take().unwrap_or_else(Stmt::no_op), body);
+                    if same_level {
+                        realize(f, p)
+                    } else {
+                        p
+                    }
+                };
+                if !inject_in_loop(&mut s, ctx, func, var, &pick, &mut wrap) {
+                    return Err(Error::Schedule(format!(
+                        "Func '{name}': compute_at({func}, {var}): Func '{func}' has no loop '{var}' that uses '{name}' (it must consume '{name}', directly or through other Funcs, inside that loop)"
+                    )));
+                }
+                if !same_level {
+                    match &f.store {
+                        LoopLevel::Root => s = realize(f, s),
+                        LoopLevel::At { func: sf, var: sv } => {
+                            let target = name.clone();
+                            let pick = move |body: &Stmt| contains_producer(body, &target);
+                            let mut wrap = |body: Stmt| realize(f, body);
+                            if !inject_in_loop(&mut s, ctx, sf, sv, &pick, &mut wrap) {
+                                return Err(Error::Schedule(format!(
+                                    "Func '{name}': store_at({sf}, {sv}) must be at or outside its compute level {}",
+                                    level_text(&f.compute)
+                                )));
+                            }
+                        }
+                        LoopLevel::Inlined => unreachable!("checked by the environment pass"),
+                    }
+                }
+            }
+            LoopLevel::Inlined => {}
+        }
+    }
+    check_uses_inside(&s, &env)?;
+    Ok(s)
+}
+
+/// Every call to a Func must lie in the consumer part of its realization (or in its own
+/// producer, for updates that read earlier values).
+fn check_uses_inside(s: &Stmt, env: &super::environment::Environment) -> Result<()> {
+    struct Check<'a> {
+        available: Vec<Name>,
+        current: Vec<Name>,
+        env: &'a super::environment::Environment,
+        error: Option<Error>,
+    }
+    impl Visitor for Check<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::ProducerConsumer { name, is_producer, body } = s {
+                if *is_producer {
+                    self.current.push(name.clone());
+                    self.available.push(name.clone());
+                    self.visit_stmt(body);
+                    self.available.pop();
+                    self.current.pop();
+                } else {
+                    self.available.push(name.clone());
+                    self.visit_stmt(body);
+                    self.available.pop();
+                }
+                return;
+            }
+            crate::ir::walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
+                if !self.available.contains(name) && self.error.is_none() {
+                    let user = self.current.last().cloned().unwrap_or_else(|| "?".into());
+                    let f = &self.env.funcs[name];
+                    self.error = Some(Error::Schedule(format!(
+                        "Func '{name}' is computed at {} but Func '{user}' uses it outside that loop; compute it at a loop that encloses every use",
+                        level_text(&f.compute)
+                    )));
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut c = Check { available: Vec::new(), current: Vec::new(), env, error: None };
+    c.visit_stmt(s);
+    c.error.map_or(Ok(()), Err)
+}
+
+/// True if `e` mentions the variable `name` (re-exported for the later passes).
+pub fn uses(e: &Expr, name: &str) -> bool {
+    expr_uses_var(e, name)
+}
