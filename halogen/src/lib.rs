@@ -19,9 +19,13 @@ pub mod error;
 pub mod ir;
 pub mod lang;
 pub mod lower;
+pub mod pipeline;
+pub mod prelude;
 pub mod runtime;
 pub mod schedule;
 
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
-pub use runtime::Element;
+pub use lang::boundary;
+pub use pipeline::{Args, Compiled, Pipeline, Target};
+pub use runtime::{Buffer, Element};

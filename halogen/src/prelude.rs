@@ -23,6 +23,4 @@ pub use crate::lang::reductions::{argmax, argmin, maximum, minimum, product, sum
 pub use crate::lang::var::{RDom, RVar, Var, VarOrRVar};
 pub use crate::runtime::{Buffer, Element};
 pub use crate::schedule::TailStrategy;
-// TODO(lead): add these once crate::pipeline and MachineParams exist:
-// pub use crate::pipeline::{Args, Compiled, Pipeline, Target};
-// pub use crate::MachineParams;
+pub use crate::pipeline::{Args, Compiled, Pipeline, Target};

@@ -271,7 +271,8 @@ pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
         }
         Stmt::For { name, min, extent, body, .. } => {
             let lo = bounds_of_expr_in_scope(min, scope);
-            let hi = bounds_of_expr_in_scope(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)), scope);
+            let last = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
+            let hi = bounds_of_expr_in_scope(&last, scope);
             let mut inner = scope.clone();
             inner.insert(name.clone(), Interval { min: lo.min, max: hi.max });
             scope_to_producer(body, f, &inner)

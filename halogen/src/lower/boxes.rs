@@ -1,7 +1,7 @@
 //! The regions of Funcs and images that a statement reads and writes, by symbolic
 //! interval arithmetic over its loops and lets (the heart of bounds inference).
 
-use crate::analysis::{bounds_of_expr_in_scope, Interval, Scope};
+use crate::analysis::{bounds_of_expr_in_scope, simplify, substitute, Interval, Scope};
 use crate::ir::{CallKind, Expr, ExprKind, Name, Stmt};
 use std::collections::HashMap;
 
@@ -81,6 +81,23 @@ impl Walker {
         }
     }
 
+    fn substitute_results(&mut self, name: &Name, value: &Expr) {
+        let sub = |iv: &mut Interval| {
+            if let Some(m) = &iv.min {
+                iv.min = Some(substitute(name, value, m));
+            }
+            if let Some(m) = &iv.max {
+                iv.max = Some(substitute(name, value, m));
+            }
+        };
+        for r in self.out.calls.values_mut().chain(self.out.provides.values_mut()) {
+            r.iter_mut().for_each(sub);
+        }
+        for u in self.out.unbounded.iter_mut() {
+            u.index = substitute(name, value, &u.index);
+        }
+    }
+
     fn region_of(&mut self, callee: &Name, args: &[Expr]) -> Region {
         let mut region = Vec::with_capacity(args.len());
         for (d, a) in args.iter().enumerate() {
@@ -115,16 +132,26 @@ impl Walker {
         match s {
             Stmt::LetStmt { name, value, body } => {
                 self.expr(value);
-                let iv = bounds_of_expr_in_scope(value, &self.scope);
-                let old = self.push(name, iv);
-                self.stmt(body);
-                self.pop(name, old);
+                let value = simplify(value);
+                let iv = bounds_of_expr_in_scope(&value, &self.scope);
+                if iv.min.is_some() && iv.min == iv.max {
+                    // A single value: keep the name symbolic inside, so expressions that
+                    // use it twice stay correlated, and substitute it on the way out.
+                    let old = self.scope.remove(name);
+                    self.stmt(body);
+                    self.pop(name, old);
+                    self.substitute_results(name, &value);
+                } else {
+                    let old = self.push(name, iv);
+                    self.stmt(body);
+                    self.pop(name, old);
+                }
             }
             Stmt::For { name, min, extent, body, .. } => {
                 self.expr(min);
                 self.expr(extent);
-                let lo = bounds_of_expr_in_scope(min, &self.scope);
-                let last = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
+                let lo = bounds_of_expr_in_scope(&simplify(min), &self.scope);
+                let last = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
                 let hi = bounds_of_expr_in_scope(&last, &self.scope);
                 let old = self.push(name, Interval { min: lo.min, max: hi.max });
                 self.stmt(body);

@@ -1,0 +1,79 @@
+//! Rules for `a + b`.
+
+use super::linear::{self, norm};
+use super::{fold_binary, is_int, is_neg_zero, no_overflow, vector, Simplifier, S};
+use crate::ir::{BinOp, Expr, ExprKind};
+
+/// Rewrites `a + b` (operands simplified), or `None` to keep the node.
+pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
+    let (x, y) = (&a.0, &b.0);
+    let ty = x.ty();
+    if let Some(r) = fold_binary(BinOp::Add, x, y) {
+        return Some(r);
+    }
+    if let Some(r) = vector::binary(BinOp::Add, x, y) {
+        return Some(r);
+    }
+    if ty.element().is_float() {
+        // x + -0.0 == x for every x, -0.0 included; x + 0.0 is not (-0.0 + 0.0 is +0.0).
+        if is_neg_zero(y) {
+            return Some(x.clone());
+        }
+        if is_neg_zero(x) {
+            return Some(y.clone());
+        }
+        return None;
+    }
+    if !is_int(ty) {
+        return None;
+    }
+    if y.is_zero() {
+        return Some(x.clone());
+    }
+    if x.is_zero() {
+        return Some(y.clone());
+    }
+    // Constants go to the right.
+    if x.is_const() && !y.is_const() {
+        return Some(Expr::add(y.clone(), x.clone()));
+    }
+    // x + (-c) is written x - c.
+    if let Some(c) = y.as_int() {
+        let c = norm(ty, c);
+        if c < 0 && norm(ty, c.wrapping_neg()) > 0 {
+            return Some(Expr::sub(x.clone(), Expr::const_of(ty, c.wrapping_neg())));
+        }
+    }
+    // Collect terms: (a + c1) + c2, (a - b) + b, x + x, ...
+    let sum = Expr::add(x.clone(), y.clone());
+    if let Some(lin) = linear::collect(&sum) {
+        if lin.is_reduced() {
+            return Some(linear::emit_linear(ty, &lin));
+        }
+    }
+    if no_overflow(ty) {
+        // min(p, q) + y -> min(p + y, q + y) when one side cancels to a constant.
+        if let Some(r) = distribute_min_max(s, x, y) {
+            return Some(r);
+        }
+        if let Some(r) = distribute_min_max(s, y, x) {
+            return Some(r);
+        }
+    }
+    None
+}
+
+/// `min(p, q) + y` (or max) as `min(p + y, q + y)` if either sum is a constant.
+fn distribute_min_max(s: &mut Simplifier, m: &Expr, y: &Expr) -> Option<Expr> {
+    if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = m.kind() {
+        if y.is_const() {
+            return None;
+        }
+        let (ps, _) = s.mutate(&Expr::add(p.clone(), y.clone()));
+        let (qs, _) = s.mutate(&Expr::add(q.clone(), y.clone()));
+        if ps.is_const() || qs.is_const() {
+            return Some(Expr::binary(*op, ps, qs));
+        }
+    }
+    None
+}

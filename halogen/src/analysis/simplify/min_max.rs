@@ -1,0 +1,79 @@
+//! Rules for `min(a, b)` and `max(a, b)`.
+//!
+//! The pinned meanings are `min(a, b) = if b < a { b } else { a }` and
+//! `max(a, b) = if a < b { b } else { a }`; for floats these are not commutative when a
+//! NaN is involved, so float operands are never reordered.
+
+use super::info::const_int;
+use super::linear;
+use super::{fold_binary, is_int, no_overflow, vector, Simplifier, S};
+use crate::ir::{BinOp, Expr, ExprKind};
+
+/// Rewrites `min(a, b)` / `max(a, b)` (operands simplified), or `None` to keep the node.
+pub(super) fn rules(_s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr> {
+    let (x, y) = (&a.0, &b.0);
+    let ty = x.ty();
+    let is_min = op == BinOp::Min;
+    if let Some(r) = fold_binary(op, x, y) {
+        return Some(r);
+    }
+    if let Some(r) = vector::binary(op, x, y) {
+        return Some(r);
+    }
+    if x == y {
+        return Some(x.clone());
+    }
+    if !is_int(ty) {
+        return None;
+    }
+    if x.is_const() && !y.is_const() {
+        return Some(Expr::binary(op, y.clone(), x.clone()));
+    }
+    // Decided by the operands' bounds.
+    if let (Some(ai), Some(bi)) = (a.1, b.1) {
+        if ai.max <= bi.min {
+            return Some(if is_min { x.clone() } else { y.clone() });
+        }
+        if bi.max <= ai.min {
+            return Some(if is_min { y.clone() } else { x.clone() });
+        }
+    }
+    // Decided by a constant difference: min(x, x + 3), min(x + 1, x - 2).
+    if no_overflow(ty) {
+        if let Some(d) = linear::collect(&Expr::sub(x.clone(), y.clone())).and_then(|l| l.as_const()) {
+            return Some(if (d <= 0) == is_min { x.clone() } else { y.clone() });
+        }
+    }
+    let other = if is_min { BinOp::Max } else { BinOp::Min };
+    if let ExprKind::Binary(xop, p, q) = x.kind() {
+        if *xop == op {
+            // min(min(p, c1), c2) -> min(p, min(c1, c2))
+            if q.is_const() && y.is_const() {
+                return Some(Expr::binary(op, p.clone(), fold_binary(op, q, y)?));
+            }
+            // min(min(p, q), p) -> min(p, q)
+            if p == y || q == y {
+                return Some(x.clone());
+            }
+        }
+        if *xop == other {
+            // min(max(p, q), p) -> p
+            if p == y || q == y {
+                return Some(y.clone());
+            }
+            // min(max(p, c1), c2) -> c2 when c1 >= c2 (and the max version).
+            if let (Some(c1), Some(c2)) = (const_int(q), const_int(y)) {
+                if (is_min && c1 >= c2) || (!is_min && c1 <= c2) {
+                    return Some(y.clone());
+                }
+            }
+        }
+    }
+    if let ExprKind::Binary(yop, p, q) = y.kind() {
+        // min(p, min(p, q)) -> min(p, q); min(p, max(p, q)) -> p
+        if (*yop == op || *yop == other) && (p == x || q == x) {
+            return Some(if *yop == op { y.clone() } else { x.clone() });
+        }
+    }
+    None
+}

@@ -1,0 +1,209 @@
+//! Statement simplification.
+//!
+//! Carries what the enclosing statements say about variables: the interval
+//! `[min, min + extent - 1]` of each `For` loop variable, the interval of each `LetStmt`
+//! value, and the conditions of enclosing `if`s (as facts, and as tighter intervals for
+//! `var < e`-style conditions). Comparisons are proven with them, so guards that always
+//! hold disappear, as do branches never taken, loops that never run, lets nobody uses and
+//! empty blocks.
+
+use super::cmp::negate;
+use super::info::{const_int, Info};
+use super::let_::is_trivial;
+use super::{no_overflow, Binding, Simplifier};
+use crate::analysis::interval::{bounds_of_expr_in_scope, Interval};
+use crate::analysis::substitute::{free_vars, stmt_binds_any, stmt_uses_var};
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt};
+
+impl Simplifier {
+    /// Simplifies a statement in the current context.
+    pub(crate) fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s {
+            Stmt::LetStmt { name, value, body } => self.let_stmt(name, value, body),
+            Stmt::For { name, min, extent, kind, body } => self.for_loop(name, min, extent, *kind, body),
+            Stmt::IfThenElse { condition, then_case, else_case } => self.if_then_else(condition, then_case, else_case.as_deref()),
+            Stmt::Assert { condition, message } => {
+                let (c, _) = self.mutate(condition);
+                if c.is_true() {
+                    return Stmt::no_op();
+                }
+                let message = message
+                    .iter()
+                    .map(|m| match m {
+                        MsgPart::Value(e) => MsgPart::Value(self.mutate(e).0),
+                        t => t.clone(),
+                    })
+                    .collect();
+                Stmt::Assert { condition: c, message }
+            }
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                let b = self.mutate_stmt(body);
+                if b.is_no_op() {
+                    return b;
+                }
+                Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(b) }
+            }
+            Stmt::Realize { name, types, bounds, body } => {
+                let b = self.mutate_stmt(body);
+                if b.is_no_op() {
+                    return b;
+                }
+                let bounds = bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
+                Stmt::Realize { name: name.clone(), types: types.clone(), bounds, body: Box::new(b) }
+            }
+            Stmt::Allocate { name, ty, extents, body } => {
+                let b = self.mutate_stmt(body);
+                if b.is_no_op() {
+                    return b;
+                }
+                let extents = extents.iter().map(|e| self.mutate(e).0).collect();
+                Stmt::Allocate { name: name.clone(), ty: *ty, extents, body: Box::new(b) }
+            }
+            Stmt::Store { buffer, value, index, predicate } => {
+                let p = predicate.as_ref().map(|p| self.mutate(p).0);
+                if p.as_ref().is_some_and(|p| p.is_false()) {
+                    return Stmt::no_op();
+                }
+                let predicate = p.filter(|p| !p.is_true());
+                Stmt::Store { buffer: buffer.clone(), value: self.mutate(value).0, index: self.mutate(index).0, predicate }
+            }
+            Stmt::Evaluate(e) => {
+                let (v, _) = self.mutate(e);
+                // A constant or a variable has no effect.
+                if v.is_const() || v.as_var().is_some() {
+                    return Stmt::no_op();
+                }
+                Stmt::Evaluate(v)
+            }
+            Stmt::Block(v) => Stmt::block(v.iter().map(|s| self.mutate_stmt(s)).collect()),
+            Stmt::Provide { name, values, args } => Stmt::Provide {
+                name: name.clone(),
+                values: values.iter().map(|e| self.mutate(e).0).collect(),
+                args: args.iter().map(|e| self.mutate(e).0).collect(),
+            },
+            Stmt::Free { .. } => s.clone(),
+        }
+    }
+
+    fn let_stmt(&mut self, name: &Name, value: &Expr, body: &Stmt) -> Stmt {
+        let (v, vi) = self.mutate(value);
+        if is_trivial(&v) && !stmt_binds_any(body, &free_vars(&v)) {
+            return self.with_binder(name, Binding::Replace(v, vi), |s| s.mutate_stmt(body));
+        }
+        // Keep the value's interval when it says more than "the value itself".
+        let iv = if v.ty().is_scalar() && v.ty().is_int_or_uint() {
+            let iv = bounds_of_expr_in_scope(&v, &self.scope);
+            let informative = iv.min.as_ref().is_some_and(|e| e.is_const()) || iv.max.as_ref().is_some_and(|e| e.is_const()) || !iv.is_single_point();
+            informative.then_some(iv)
+        } else {
+            None
+        };
+        let b = self.with_binder(name, Binding::Bounded(vi, iv), |s| s.mutate_stmt(body));
+        if !stmt_uses_var(&b, name) {
+            return b;
+        }
+        Stmt::LetStmt { name: name.clone(), value: v, body: Box::new(b) }
+    }
+
+    fn for_loop(&mut self, name: &Name, min: &Expr, extent: &Expr, kind: ForKind, body: &Stmt) -> Stmt {
+        let (mn, mi) = self.mutate(min);
+        let (ex, exi) = self.mutate(extent);
+        if exi.is_some_and(|i| i.max <= 0) {
+            return Stmt::no_op();
+        }
+        // A loop of one iteration is its body with the variable bound (GPU and
+        // distributed loops stay: they carry meaning beyond iteration).
+        let plain = matches!(kind, ForKind::Serial | ForKind::Parallel | ForKind::Vectorized | ForKind::Unrolled);
+        if ex.is_one() && plain {
+            return self.let_stmt(name, &mn, body);
+        }
+        let (max, _) = self.mutate(&Expr::sub(Expr::add(mn.clone(), ex.clone()), Expr::const_of(ex.ty(), 1)));
+        let info = match (mi, exi) {
+            (Some(m), Some(e)) if e.min >= 1 => Some(Info::new(m.min, m.max + e.max - 1)),
+            _ => None,
+        };
+        let iv = Interval::new(Some(mn.clone()), Some(max));
+        let b = self.with_binder(name, Binding::Bounded(info, Some(iv)), |s| s.mutate_stmt(body));
+        if b.is_no_op() {
+            return b;
+        }
+        Stmt::For { name: name.clone(), min: mn, extent: ex, kind, body: Box::new(b) }
+    }
+
+    fn if_then_else(&mut self, condition: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) -> Stmt {
+        let (c, _) = self.mutate(condition);
+        if c.is_true() {
+            return self.mutate_stmt(then_case);
+        }
+        if c.is_false() {
+            return else_case.map(|e| self.mutate_stmt(e)).unwrap_or_else(Stmt::no_op);
+        }
+        let t = self.with_context(|s| s.learn(&c, true), |s| s.mutate_stmt(then_case));
+        let e = else_case.map(|e| self.with_context(|s| s.learn(&c, false), |s| s.mutate_stmt(e))).filter(|e| !e.is_no_op());
+        match (t.is_no_op(), e) {
+            (true, None) => Stmt::no_op(),
+            (true, Some(e)) => {
+                let (nc, _) = self.mutate(&Expr::not(c));
+                Stmt::IfThenElse { condition: nc, then_case: Box::new(e), else_case: None }
+            }
+            (false, e) => Stmt::IfThenElse { condition: c, then_case: Box::new(t), else_case: e.map(Box::new) },
+        }
+    }
+
+    /// Records that `c` has the value `truth` here, and narrows the intervals of the
+    /// variables it compares.
+    pub(crate) fn learn(&mut self, c: &Expr, truth: bool) {
+        if !c.ty().is_scalar() {
+            return;
+        }
+        match c.kind() {
+            ExprKind::Binary(BinOp::And, a, b) if truth => {
+                self.learn(a, true);
+                self.learn(b, true);
+            }
+            ExprKind::Binary(BinOp::Or, a, b) if !truth => {
+                self.learn(a, false);
+                self.learn(b, false);
+            }
+            ExprKind::Not(a) => self.learn(a, !truth),
+            ExprKind::Cmp(op, a, b) if no_overflow(a.ty()) => {
+                let op = if truth { *op } else { negate(*op) };
+                self.narrow(op, a, b);
+                self.narrow(super::cmp::swap(op), b, a);
+            }
+            _ => {}
+        }
+        self.facts.push((c.clone(), truth));
+    }
+
+    /// Narrows the interval of `a` (if a variable) knowing `a op b`.
+    fn narrow(&mut self, op: CmpOp, a: &Expr, b: &Expr) {
+        let Some(name) = a.as_var() else { return };
+        if self.replacements.contains_key(name) {
+            return;
+        }
+        let one = Expr::const_of(b.ty(), 1);
+        let (lo, hi) = match op {
+            CmpOp::Lt => (None, Some(Expr::sub(b.clone(), one))),
+            CmpOp::Le => (None, Some(b.clone())),
+            CmpOp::Gt => (Some(Expr::add(b.clone(), one)), None),
+            CmpOp::Ge => (Some(b.clone()), None),
+            CmpOp::Eq => (Some(b.clone()), Some(b.clone())),
+            CmpOp::Ne => return,
+        };
+        let lo = lo.map(|e| self.mutate(&e).0);
+        let hi = hi.map(|e| self.mutate(&e).0);
+        let learned = Interval::new(lo, hi);
+        let iv = match self.scope.get(name) {
+            Some(old) => old.intersect(&learned),
+            None => learned,
+        };
+        // The variable's constant bounds follow the interval.
+        if let (Some(lo), Some(hi)) = (iv.min.as_ref().and_then(const_int), iv.max.as_ref().and_then(const_int)) {
+            let b = Info::new(lo, hi);
+            let b = self.var_info.get(name).map(|o| o.intersect(b)).unwrap_or(b);
+            self.var_info.insert(name.clone(), b);
+        }
+        self.scope.insert(name.clone(), iv);
+    }
+}
