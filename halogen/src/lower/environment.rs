@@ -135,12 +135,14 @@ fn collect_funcs(outputs: &[FuncRef]) -> Result<Vec<FuncRef>> {
 /// Replaces calls to inlined Funcs by their definitions.
 struct Inliner<'a> {
     inlined: &'a HashMap<Name, (Vec<Name>, Vec<Expr>)>,
-    memo: HashMap<*const crate::ir::ExprNode, Expr>,
+    /// Keyed by node identity; the key node is kept alive beside its result so its
+    /// address cannot be reused by a later temporary.
+    memo: HashMap<*const crate::ir::ExprNode, (Expr, Expr)>,
 }
 
 impl Mutator for Inliner<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        if let Some(r) = self.memo.get(&e.ptr()) {
+        if let Some((_, r)) = self.memo.get(&e.ptr()) {
             return r.clone();
         }
         let out = match e.kind() {
@@ -154,7 +156,7 @@ impl Mutator for Inliner<'_> {
             }
             _ => crate::ir::mutate_expr_children(self, e),
         };
-        self.memo.insert(e.ptr(), out.clone());
+        self.memo.insert(e.ptr(), (e.clone(), out.clone()));
         out
     }
 }
