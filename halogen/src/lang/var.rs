@@ -44,7 +44,7 @@ pub(crate) fn unique_name(prefix: &str) -> String {
 /// ```
 /// use halogen::prelude::*;
 /// let x = Var::new("x");
-/// assert_eq!(x.name(), "x");
+/// assert_eq!(&*x.name(), "x");
 /// assert_eq!(x, Var::new("x"));
 /// let e: Expr = x + 1;
 /// assert_eq!(e.to_string(), "(x + 1)");

@@ -137,10 +137,13 @@ impl Walker {
                 if iv.min.is_some() && iv.min == iv.max {
                     // A single value: keep the name symbolic inside, so expressions that
                     // use it twice stay correlated, and substitute it on the way out.
+                    // (The point is the value with enclosing ranges applied, so it only
+                    // names variables from outside the statement.)
+                    let point = iv.min.clone().unwrap();
                     let old = self.scope.remove(name);
                     self.stmt(body);
                     self.pop(name, old);
-                    self.substitute_results(name, &value);
+                    self.substitute_results(name, &point);
                 } else {
                     let old = self.push(name, iv);
                     self.stmt(body);

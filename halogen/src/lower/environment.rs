@@ -343,6 +343,13 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         }
     }
 
+    // Mistakes made while calling an image (wrong arity, float coordinates) were recorded
+    // on the ImageParam, since a call cannot fail.
+    for name in images.keys() {
+        if let Some(e) = crate::lang::param::image_param_errors(name).into_iter().next() {
+            return Err(e);
+        }
+    }
     let order = realization_order(&funcs, &output_names)?;
     Ok(Environment { funcs, order, outputs: output_names, images, params })
 }
