@@ -17,10 +17,13 @@ pub use crate::ir::{Expr, Type};
 pub use crate::lang::args::IntoArgs;
 pub use crate::lang::expr_ops::ExprMethods;
 pub use crate::lang::func::{Func, Stage};
-pub use crate::lang::math::{abs, absd, atan2, cast, ceil, clamp, cos, exp, floor, lerp, log, max, min, pow, round, select, sin, sqrt, tan, trunc};
+pub use crate::lang::math::{
+    abs, absd, atan2, cast, ceil, clamp, cos, exp, floor, lerp, log, max, min, pow, round, select, sin, sqrt, tan,
+    trunc,
+};
 pub use crate::lang::param::{ImageParam, Param};
 pub use crate::lang::reductions::{argmax, argmin, maximum, minimum, product, sum};
 pub use crate::lang::var::{RDom, RVar, Var, VarOrRVar};
+pub use crate::pipeline::{Args, Compiled, Pipeline, Target};
 pub use crate::runtime::{Buffer, Element};
 pub use crate::schedule::TailStrategy;
-pub use crate::pipeline::{Args, Compiled, Pipeline, Target};

@@ -134,10 +134,15 @@ fn build<S: BoundarySource + ?Sized>(
     let dims = source.dimensions();
     let mut problems = Vec::new();
     if !source.is_defined() {
-        problems.push(format!("boundary::{what}: Func '{src}' has no definition yet; define it before wrapping it (at {loc})"));
+        problems.push(format!(
+            "boundary::{what}: Func '{src}' has no definition yet; define it before wrapping it (at {loc})"
+        ));
     }
     if bounds.len() > dims && source.is_defined() {
-        problems.push(format!("boundary::{what}: '{src}' has {dims} dimensions but {} (min, extent) pairs were given (at {loc})", bounds.len()));
+        problems.push(format!(
+            "boundary::{what}: '{src}' has {dims} dimensions but {} (min, extent) pairs were given (at {loc})",
+            bounds.len()
+        ));
     }
     // An undefined source has no dimensions yet; keep the new Func usable anyway.
     let dims = if source.is_defined() { dims } else { bounds.len() };
@@ -159,7 +164,8 @@ fn build<S: BoundarySource + ?Sized>(
             None => coords.push(x),
         }
     }
-    let values: Vec<Expr> = (0..source.outputs()).map(|i| wrap(inside.as_ref(), source.call_value(coords.clone(), i))).collect();
+    let values: Vec<Expr> =
+        (0..source.outputs()).map(|i| wrap(inside.as_ref(), source.call_value(coords.clone(), i))).collect();
     out.def_tuple(vars, &values);
     if !problems.is_empty() {
         let mut data = out.func_ref().lock();
@@ -180,7 +186,11 @@ fn build<S: BoundarySource + ?Sized>(
 /// assert_eq!(padded.at((x, y)).ty(), Type::u8());
 /// ```
 #[track_caller]
-pub fn constant_exterior<S: BoundarySource + ?Sized>(source: &S, value: impl Into<Expr>, bounds: &[(Expr, Expr)]) -> Func {
+pub fn constant_exterior<S: BoundarySource + ?Sized>(
+    source: &S,
+    value: impl Into<Expr>,
+    bounds: &[(Expr, Expr)],
+) -> Func {
     let value = value.into();
     build(
         "constant_exterior",
@@ -374,16 +384,22 @@ mod tests {
         }
     }
 
+    type Maker = fn(&ImageParam, &[(Expr, Expr)]) -> Func;
+
     /// Maps coordinate `x` of dimension 0 through the boundary Func built over a 1-D image
     /// with region `(min, extent)` given as run-time parameters.
-    fn mapped(make: fn(&ImageParam, &[(Expr, Expr)]) -> Func, min: i64, extent: i64, xs: std::ops::RangeInclusive<i64>) -> Vec<i64> {
+    fn mapped(make: Maker, min: i64, extent: i64, xs: std::ops::RangeInclusive<i64>) -> Vec<i64> {
         let img = ImageParam::new(crate::ir::Type::u8(), 1, "bnd_img");
         let f = make(&img, &img.bounds());
         let (args, value) = parts(&f);
         let coord = source_call(&value)[0].clone();
         let var = args[0].as_var().unwrap().to_string();
         xs.map(|x| {
-            let env = HashMap::from([(var.clone(), x), ("bnd_img.min.0".to_string(), min), ("bnd_img.extent.0".to_string(), extent)]);
+            let env = HashMap::from([
+                (var.clone(), x),
+                ("bnd_img.min.0".to_string(), min),
+                ("bnd_img.extent.0".to_string(), extent),
+            ]);
             eval(&coord, &env)
         })
         .collect()
@@ -427,7 +443,7 @@ mod tests {
 
     #[test]
     fn every_read_is_inside_for_many_regions() {
-        let makers: [fn(&ImageParam, &[(Expr, Expr)]) -> Func; 4] = [repeat_edge, repeat_image, mirror_image, mirror_interior];
+        let makers: [Maker; 4] = [repeat_edge, repeat_image, mirror_image, mirror_interior];
         for make in makers {
             for min in -3..=3 {
                 for extent in 1..=5 {

@@ -40,18 +40,52 @@ pub fn to_i32(e: Expr) -> Expr {
 }
 
 /// Conversion to `ty` (lanes are kept from `e`). Float to integer truncates toward zero;
-/// integer to a narrower integer wraps.
+/// integer to a narrower integer wraps. Scalar constants are converted right away.
 ///
 /// ```
 /// use halogen::prelude::*;
 /// let e = cast(Type::u8(), Var::new("x"));
 /// assert_eq!(e.ty(), Type::u8());
 /// assert_eq!(e.to_string(), "uint8(x)");
+/// assert_eq!(cast(Type::u8(), 300).to_string(), "(uint8)44");
 /// ```
 pub fn cast(ty: Type, e: impl Into<Expr>) -> Expr {
     let e = e.into();
     let t = ty.with_lanes(e.ty().lanes);
-    Expr::cast(t, e)
+    if t == e.ty() {
+        return e;
+    }
+    fold_cast(t, &e).unwrap_or_else(|| Expr::cast(t, e))
+}
+
+/// The constant `e` converted to `t`, where `e` is a scalar constant and the conversion
+/// is well defined (a float out of the target's range is left to the run-time cast).
+fn fold_cast(t: Type, e: &Expr) -> Option<Expr> {
+    let from = e.ty();
+    if !from.is_scalar() || !(t.is_int_or_uint() || t.is_bool() || t.is_float()) {
+        return None;
+    }
+    match e.kind() {
+        ExprKind::IntImm(v) => {
+            // Unsigned 64-bit values are stored by their bits.
+            let as_f64 = if from.is_uint() && from.bits == 64 { *v as u64 as f64 } else { *v as f64 };
+            Some(if t.is_float() { Expr::float_imm(t, as_f64) } else { Expr::int_imm(t, *v) })
+        }
+        ExprKind::FloatImm(b) => {
+            let v = b.get();
+            if t.is_float() {
+                Some(Expr::float_imm(t, v))
+            } else if t.is_bool() {
+                Some(Expr::bool_imm(v != 0.0))
+            } else {
+                let tv = v.trunc();
+                let fits =
+                    tv.is_finite() && tv >= i64::MIN as f64 && tv < i64::MAX as f64 && t.can_represent_int(tv as i64);
+                fits.then(|| Expr::int_imm(t, tv as i64))
+            }
+        }
+        _ => None,
+    }
 }
 
 // ----- literals -----
@@ -142,13 +176,8 @@ pub fn common_type(ta: Type, tb: Type) -> Type {
         ta
     } else if tb.is_float() && !ta.is_float() {
         tb
-    } else if ta.is_float() && tb.is_float() {
-        if ta.bits >= tb.bits {
-            ta
-        } else {
-            tb
-        }
-    } else if (ta.is_int() && tb.is_int()) || (uintish(ta) && uintish(tb)) {
+    } else if (ta.is_float() && tb.is_float()) || (ta.is_int() && tb.is_int()) || (uintish(ta) && uintish(tb)) {
+        // Same kind of number: the wider one.
         if ta.bits >= tb.bits {
             ta
         } else {
@@ -704,7 +733,13 @@ mod tests {
         let e = x + 1;
         assert_eq!(e.cast::<f64>().ty(), Type::f64());
         assert_eq!(e.cast::<i32>(), e);
-        assert_eq!(cast(Type::u8(), 3).to_string(), "uint8(3)");
+        assert_eq!(cast(Type::u8(), 3).to_string(), "(uint8)3");
+        assert_eq!(cast(Type::u8(), 256 + 7).as_int(), Some(7));
+        assert_eq!(cast(Type::i32(), 2.9f32).as_int(), Some(2));
+        assert_eq!(cast(Type::i32(), -2.9f32).as_int(), Some(-2));
+        assert_eq!(cast(Type::u8(), 1000.0f32).to_string(), "uint8(1000.0f)");
+        assert_eq!(cast(Type::f32(), Expr::from(u64::MAX)).as_float(), Some(u64::MAX as f32 as f64));
+        assert_eq!(cast(Type::bool(), 0.5f32).to_string(), "true");
         let v = typed(Type::i32().with_lanes(4), "v");
         assert_eq!(v.cast::<f32>().ty(), Type::f32().with_lanes(4));
     }

@@ -177,15 +177,18 @@ fn arg_reduce(what: &str, e: Expr, init: Expr, better: CmpOp) -> Vec<Expr> {
     let vars = free_vars(&e);
     let rdom = single_rdom(what, &f, &e);
     let dims: Vec<(Expr, Expr)> = match &rdom {
-        Some(r) => r
-            .0
-            .vars
-            .iter()
-            .map(|rv| {
-                let v = Expr::make(Type::i32(), ExprKind::Var { name: rv.name.clone(), binding: VarBinding::Reduction(r.clone()) });
-                (v, rv.min.clone())
-            })
-            .collect(),
+        Some(r) => {
+            r.0.vars
+                .iter()
+                .map(|rv| {
+                    let v = Expr::make(
+                        Type::i32(),
+                        ExprKind::Var { name: rv.name.clone(), binding: VarBinding::Reduction(r.clone()) },
+                    );
+                    (v, rv.min.clone())
+                })
+                .collect()
+        }
         // Without a domain there are no coordinates; the Func holds just the value.
         None => Vec::new(),
     };
@@ -196,7 +199,11 @@ fn arg_reduce(what: &str, e: Expr, init: Expr, better: CmpOp) -> Vec<Expr> {
     if rdom.is_some() {
         let current = f.at_tuple(vars.clone(), n);
         let is_better = Expr::cmp(better, e.clone(), current);
-        let mut updates: Vec<Expr> = dims.iter().enumerate().map(|(i, (v, _))| Expr::select(is_better.clone(), v.clone(), f.at_tuple(vars.clone(), i))).collect();
+        let mut updates: Vec<Expr> = dims
+            .iter()
+            .enumerate()
+            .map(|(i, (v, _))| Expr::select(is_better.clone(), v.clone(), f.at_tuple(vars.clone(), i)))
+            .collect();
         updates.push(Expr::select(is_better, e, f.at_tuple(vars.clone(), n)));
         f.update_tuple(vars.clone(), &updates);
     }
@@ -242,8 +249,8 @@ pub fn argmax(e: impl Into<Expr>) -> Vec<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::expr_ops::ExprMethods;
     use crate::ir::CallKind;
+    use crate::lang::expr_ops::ExprMethods;
     use crate::lang::func::FuncRef;
     use crate::lang::param::ImageParam;
     use crate::lang::var::{RDom, Var};
@@ -263,19 +270,28 @@ mod tests {
         let s = sum(img.at((x + r.x(), y)).cast::<u32>());
         assert_eq!(s.ty(), Type::u32());
         let f = called_func(&s);
-        let d = f.lock();
-        assert!(d.name.starts_with("sum$"));
-        assert_eq!(d.args.iter().map(|n| n.to_string()).collect::<Vec<_>>(), vec!["x", "y"]);
-        assert_eq!(d.pure.as_ref().unwrap().values[0].to_string(), "(uint32)0");
-        assert_eq!(d.updates.len(), 1);
-        assert!(d.errors.is_empty(), "{:?}", d.errors);
-        let u = &d.updates[0];
+        // Copy out before printing: printing a call locks the Func.
+        let (name, args, pure, updates, errors) = {
+            let d = f.lock();
+            (d.name.clone(), d.args.clone(), d.pure.clone().unwrap(), d.updates.clone(), d.errors.clone())
+        };
+        assert!(name.starts_with("sum$"));
+        assert_eq!(args.iter().map(|n| n.to_string()).collect::<Vec<_>>(), vec!["x", "y"]);
+        assert_eq!(pure.values[0].to_string(), "(uint32)0");
+        assert_eq!(updates.len(), 1);
+        assert!(errors.is_empty(), "{errors:?}");
+        let u = &updates[0];
         assert!(u.rdom.is_some());
-        assert!(u.values[0].to_string().starts_with(&format!("({}(x, y) + uint32(red_sum_img(", d.name)));
-        drop(d);
+        assert!(
+            u.values[0].to_string().starts_with(&format!("({name}(x, y) + uint32(red_sum_img(")),
+            "{}",
+            u.values[0]
+        );
         // The call is at the free variables, in order of first appearance.
         match s.kind() {
-            ExprKind::Call { args, .. } => assert_eq!(args.iter().map(|a| a.to_string()).collect::<Vec<_>>(), vec!["x", "y"]),
+            ExprKind::Call { args, .. } => {
+                assert_eq!(args.iter().map(|a| a.to_string()).collect::<Vec<_>>(), vec!["x", "y"])
+            }
             _ => unreachable!(),
         }
     }
@@ -313,18 +329,21 @@ mod tests {
         assert_eq!(m.len(), 3);
         let f = called_func(&m[0]);
         assert!(m.iter().all(|e| called_func(e) == f));
-        let d = f.lock();
-        assert!(d.errors.is_empty(), "{:?}", d.errors);
-        let init: Vec<String> = d.pure.as_ref().unwrap().values.iter().map(|v| v.to_string()).collect();
+        let (pure, updates, errors) = {
+            let d = f.lock();
+            (d.pure.clone().unwrap(), d.updates.clone(), d.errors.clone())
+        };
+        assert!(errors.is_empty(), "{errors:?}");
+        let init: Vec<String> = pure.values.iter().map(|v| v.to_string()).collect();
         assert_eq!(init, vec!["2", "1", "-inff"]);
-        let upd = &d.updates[0].values;
+        let upd = &updates[0].values;
         assert_eq!(upd.len(), 3);
         // Strict comparison: ties keep the first point.
         assert!(upd[2].to_string().starts_with("select((red_argmax_img("), "{}", upd[2]);
         assert!(upd[2].to_string().contains(" > "), "{}", upd[2]);
-        drop(d);
         let m = argmin(img.at((r.x(), r.y())));
-        let upd0 = called_func(&m[0]).lock().updates[0].values[0].to_string();
+        let upd0 = called_func(&m[0]).lock().updates[0].values[0].clone();
+        let upd0 = upd0.to_string();
         assert!(upd0.contains(" < "), "{upd0}");
     }
 
