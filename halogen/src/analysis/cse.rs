@@ -39,7 +39,8 @@ pub fn cse(e: &Expr) -> Expr {
         }
     }
     let unguarded = g.unguarded_from(root);
-    let lift: Vec<bool> = (0..n).map(|i| uses[i] > 1 && !g.trivial(i) && (unguarded[i] || !g.nodes[i].has_load)).collect();
+    let lift: Vec<bool> =
+        (0..n).map(|i| uses[i] > 1 && !g.trivial(i) && (unguarded[i] || !g.nodes[i].has_load)).collect();
     if !lift.iter().any(|&l| l) {
         return e;
     }
@@ -189,7 +190,8 @@ impl Gvn {
             Some(&n) => n,
             None => {
                 let n = self.nodes.len();
-                let has_load = matches!(e.kind(), ExprKind::Load { .. }) || key.children.iter().any(|&c| self.nodes[c].has_load);
+                let has_load =
+                    matches!(e.kind(), ExprKind::Load { .. }) || key.children.iter().any(|&c| self.nodes[c].has_load);
                 self.nodes.push(Node { expr: e.clone(), children: key.children.clone(), has_load });
                 self.table.insert(key, n);
                 n
@@ -201,7 +203,9 @@ impl Gvn {
 
     /// Constants, variables, and ramps or broadcasts of those.
     fn trivial(&self, i: usize) -> bool {
-        let leaf = |j: usize| matches!(self.nodes[j].expr.kind(), ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. });
+        let leaf = |j: usize| {
+            matches!(self.nodes[j].expr.kind(), ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. })
+        };
         match self.nodes[i].expr.kind() {
             ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => true,
             ExprKind::Ramp { .. } | ExprKind::Broadcast { .. } => self.nodes[i].children.iter().all(|&c| leaf(c)),
@@ -338,7 +342,8 @@ mod tests {
     #[test]
     fn cse_stmt_reaches_stores() {
         let s = Expr::add(v("x"), v("y"));
-        let st = Stmt::Store { buffer: "b".into(), value: Expr::mul(s.clone(), s.clone()), index: v("x"), predicate: None };
+        let st =
+            Stmt::Store { buffer: "b".into(), value: Expr::mul(s.clone(), s.clone()), index: v("x"), predicate: None };
         let r = cse_stmt(&Stmt::for_loop("x", Expr::i32(0), Expr::i32(4), crate::ir::ForKind::Serial, st));
         assert!(r.to_string().contains("let t0 = (x + y) in (t0 * t0)"), "{r}");
     }

@@ -165,6 +165,8 @@ fn arith(op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
             BinOp::Add => a.checked_add(b),
             BinOp::Sub => a.checked_sub(b),
             BinOp::Mul => a.checked_mul(b),
+            BinOp::Div if b == 0 => Some(0),
+            BinOp::Div => Some(a.div_euclid(b)),
             _ => None,
         };
         if let Some(v) = exact {
@@ -173,6 +175,11 @@ fn arith(op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
         }
     }
     Some(simplify(&Expr::binary(op, x.clone(), y.clone())))
+}
+
+/// `0 - x`, `None` if it overflows.
+fn neg(x: &Expr) -> Option<Expr> {
+    arith(BinOp::Sub, &Expr::const_of(x.ty(), 0), x)
 }
 
 /// Both bounds as integer constants.
@@ -377,9 +384,24 @@ fn wrapping_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> Interval 
 
 fn mul_bounds(a: &Interval, b: &Interval) -> Interval {
     let scale = |i: &Interval, c: &Expr| -> Interval {
-        let sign = const_int(c).map(|v| v.signum() as i32).or_else(|| cfloat(c).map(|v| if v > 0.0 { 1 } else if v < 0.0 { -1 } else { 0 }));
+        let sign = const_int(c).map(|v| v.signum() as i32).or_else(|| {
+            cfloat(c).map(|v| {
+                if v > 0.0 {
+                    1
+                } else if v < 0.0 {
+                    -1
+                } else {
+                    0
+                }
+            })
+        });
         let f = |x: &Option<Expr>| arith(BinOp::Mul, x.as_ref()?, c);
         match sign {
+            // x * 0.0 is -0.0 or +0.0 (an interval, not the single value 0.0: the sign
+            // matters to a division).
+            Some(0) if c.ty().is_float() => {
+                Interval::bounded(Expr::float_imm(c.ty(), -0.0), Expr::float_imm(c.ty(), 0.0))
+            }
             Some(0) => Interval::point(Expr::const_of(c.ty(), 0)),
             Some(s) if s > 0 => Interval::new(f(&i.min), f(&i.max)),
             Some(_) => Interval::new(f(&i.max), f(&i.min)),
@@ -393,7 +415,12 @@ fn mul_bounds(a: &Interval, b: &Interval) -> Interval {
         return scale(b, c);
     }
     if let (Some(a0), Some(a1), Some(b0), Some(b1)) = (&a.min, &a.max, &b.min, &b.max) {
-        let ps = [arith(BinOp::Mul, a0, b0), arith(BinOp::Mul, a0, b1), arith(BinOp::Mul, a1, b0), arith(BinOp::Mul, a1, b1)];
+        let ps = [
+            arith(BinOp::Mul, a0, b0),
+            arith(BinOp::Mul, a0, b1),
+            arith(BinOp::Mul, a1, b0),
+            arith(BinOp::Mul, a1, b1),
+        ];
         let ps: Option<Vec<Expr>> = ps.into_iter().collect();
         let Some(ps) = ps else { return Interval::everything() };
         let lo = emin(&emin(&ps[0], &ps[1]), &emin(&ps[2], &ps[3]));
@@ -412,7 +439,7 @@ fn mul_bounds(a: &Interval, b: &Interval) -> Interval {
 }
 
 fn div_bounds(ty: Type, a: &Interval, b: &Interval) -> Interval {
-    let div = |x: &Expr, y: &Expr| simplify(&Expr::div(x.clone(), y.clone()));
+    let div = |x: &Expr, y: &Expr| arith(BinOp::Div, x, y);
     let fallback = || {
         if ty.is_uint() {
             // q <= a for unsigned values.
@@ -428,13 +455,13 @@ fn div_bounds(ty: Type, a: &Interval, b: &Interval) -> Interval {
         }
         if v > 0 {
             // Floor division by a positive constant: monotone, never overflows.
-            let f = |x: &Option<Expr>| x.as_ref().map(|x| div(x, c));
+            let f = |x: &Option<Expr>| div(x.as_ref()?, c);
             let r = Interval::new(f(&a.min), f(&a.max));
             return if wraps(ty) { fill(ty, r) } else { r };
         }
         if !wraps(ty) || v < -1 {
             // Decreasing in the dividend (MIN / -1 would wrap in narrow types).
-            let f = |x: &Option<Expr>| x.as_ref().map(|x| div(x, c));
+            let f = |x: &Option<Expr>| div(x.as_ref()?, c);
             let r = Interval::new(f(&a.max), f(&a.min));
             return if wraps(ty) { fill(ty, r) } else { r };
         }
@@ -459,18 +486,26 @@ fn div_bounds(ty: Type, a: &Interval, b: &Interval) -> Interval {
         let b_neg = b.max.as_ref().is_some_and(|m| can_prove(&Expr::cmp(CmpOp::Lt, m.clone(), mk(ty, 0))));
         if let (Some(b0), Some(b1), true) = (&b.min, &b.max, b_pos || b_neg) {
             // The quotient is monotone in each operand when the divisor keeps its sign.
-            let qs = [div(a0, b0), div(a0, b1), div(a1, b0), div(a1, b1)];
-            return Interval::bounded(emin(&emin(&qs[0], &qs[1]), &emin(&qs[2], &qs[3])), emax(&emax(&qs[0], &qs[1]), &emax(&qs[2], &qs[3])));
+            let qs: Option<Vec<Expr>> = [div(a0, b0), div(a0, b1), div(a1, b0), div(a1, b1)].into_iter().collect();
+            let Some(qs) = qs else { return Interval::everything() };
+            return Interval::bounded(
+                emin(&emin(&qs[0], &qs[1]), &emin(&qs[2], &qs[3])),
+                emax(&emax(&qs[0], &qs[1]), &emax(&qs[2], &qs[3])),
+            );
         }
         if b.is_single_point() {
             // A fixed divisor: monotone in the dividend (either direction).
-            let (q0, q1) = (div(a0, b.min.as_ref().expect("point")), div(a1, b.min.as_ref().expect("point")));
-            return Interval::bounded(emin(&q0, &q1), emax(&q0, &q1));
+            let d = b.min.as_ref().expect("point");
+            if let (Some(q0), Some(q1)) = (div(a0, d), div(a1, d)) {
+                return Interval::bounded(emin(&q0, &q1), emax(&q0, &q1));
+            }
+            return Interval::everything();
         }
         // |a / b| <= |a|, and x / 0 == 0.
-        let zero = mk(ty, 0);
-        let neg = |x: &Expr| simplify(&Expr::sub(zero.clone(), x.clone()));
-        return Interval::bounded(emin(a0, &neg(a1)), emax(a1, &neg(a0)));
+        return match (neg(a1), neg(a0)) {
+            (Some(n1), Some(n0)) => Interval::bounded(emin(a0, &n1), emax(a1, &n0)),
+            _ => Interval::everything(),
+        };
     }
     fallback()
 }
@@ -494,9 +529,13 @@ fn mod_bounds(ty: Type, a: &Interval, b: &Interval) -> Interval {
     let tmax = type_interval(ty).max;
     if !wraps(ty) {
         if let (Some(b0), Some(b1)) = (&b.min, &b.max) {
-            let abs_max = emax(&simplify(&Expr::sub(zero.clone(), b0.clone())), b1);
-            let hi = emax(&simplify(&Expr::sub(abs_max, mk(ty, 1))), &zero);
-            return Interval::bounded(zero, hi);
+            // |b| - 1 bounds the remainder (and b == 0 gives 0).
+            if let Some(nb0) = neg(b0) {
+                let abs_max = emax(&nb0, b1);
+                if let Some(m1) = arith(BinOp::Sub, &abs_max, &mk(ty, 1)) {
+                    return Interval::bounded(zero.clone(), emax(&m1, &zero));
+                }
+            }
         }
     } else if let Some((b0, b1)) = const_bounds(b) {
         let m = b0.abs().max(b1.abs());
@@ -553,7 +592,8 @@ fn bit_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> Interval {
         BinOp::Shr => match const_point(b) {
             // Shifting right is monotone (floor division by a power of two).
             Some(c) => {
-                let f = |x: &Option<Expr>| x.as_ref().map(|x| simplify(&Expr::binary(BinOp::Shr, x.clone(), c.clone())));
+                let f =
+                    |x: &Option<Expr>| x.as_ref().map(|x| simplify(&Expr::binary(BinOp::Shr, x.clone(), c.clone())));
                 fill(ty, Interval::new(f(&a.min), f(&a.max)))
             }
             None if nn(a) => fill(ty, Interval::new(Some(zero), a.max.clone())),
@@ -622,7 +662,10 @@ fn cast_bounds(from: Type, to: Type, a: &Interval) -> Interval {
     if to.is_bool() {
         let zero = Expr::const_of(from, 0);
         let lo = match (&a.min, &a.max) {
-            (Some(x), Some(y)) => simplify(&Expr::or(Expr::cmp(CmpOp::Gt, x.clone(), zero.clone()), Expr::cmp(CmpOp::Lt, y.clone(), zero.clone()))),
+            (Some(x), Some(y)) => simplify(&Expr::or(
+                Expr::cmp(CmpOp::Gt, x.clone(), zero.clone()),
+                Expr::cmp(CmpOp::Lt, y.clone(), zero.clone()),
+            )),
             _ => bool_imm(false),
         };
         return Interval::bounded(lo, bool_imm(true));
@@ -670,8 +713,8 @@ fn intrinsic_bounds(which: Intrinsic, ty: Type, args: &[Expr], ais: &[Interval])
                 let zero = Expr::const_of(ty, 0);
                 return match (&a.min, &a.max) {
                     (Some(x), Some(y)) => {
-                        let neg = simplify(&Expr::sub(zero.clone(), x.clone()));
-                        Interval::bounded(zero, emax(&neg, y))
+                        let negx = simplify(&Expr::sub(zero.clone(), x.clone()));
+                        Interval::bounded(zero, emax(&negx, y))
                     }
                     _ => Interval::new(Some(zero), None),
                 };
@@ -690,12 +733,11 @@ fn intrinsic_bounds(which: Intrinsic, ty: Type, args: &[Expr], ais: &[Interval])
             if !no_overflow(arg_ty) {
                 return type_interval(ty);
             }
-            let zero = Expr::const_of(arg_ty, 0);
             match (&a.min, &a.max) {
-                (Some(x), Some(y)) => {
-                    let m = emax(&simplify(&Expr::sub(zero.clone(), x.clone())), y);
-                    Interval::bounded(Expr::const_of(ty, 0), simplify(&Expr::cast(ty, m)))
-                }
+                (Some(x), Some(y)) => match neg(x) {
+                    Some(nx) => Interval::bounded(Expr::const_of(ty, 0), simplify(&Expr::cast(ty, emax(&nx, y)))),
+                    None => Interval::new(Some(Expr::const_of(ty, 0)), None),
+                },
                 _ => Interval::new(Some(Expr::const_of(ty, 0)), None),
             }
         }
@@ -704,7 +746,9 @@ fn intrinsic_bounds(which: Intrinsic, ty: Type, args: &[Expr], ais: &[Interval])
             let f = |x: &Option<Expr>| x.as_ref().map(|x| call(Intrinsic::BitNot, x));
             Interval::new(f(&a.max), f(&a.min))
         }
-        Intrinsic::Sin | Intrinsic::Cos if ty.is_float() => Interval::bounded(Expr::const_of(ty, -1), Expr::const_of(ty, 1)),
+        Intrinsic::Sin | Intrinsic::Cos if ty.is_float() => {
+            Interval::bounded(Expr::const_of(ty, -1), Expr::const_of(ty, 1))
+        }
         Intrinsic::Exp if ty.is_float() => Interval::new(Some(Expr::const_of(ty, 0)), None),
         _ => Interval::everything(),
     }

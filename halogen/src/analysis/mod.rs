@@ -12,4 +12,6 @@ pub(crate) mod test_eval;
 pub use cse::{cse, cse_stmt};
 pub use interval::{bounds_of_expr_in_scope, type_interval, Interval, Scope};
 pub use simplify::{can_prove, can_prove_in_scope, simplify, simplify_in_scope, simplify_stmt};
-pub use substitute::{expr_uses_var, free_vars, stmt_uses_var, substitute, substitute_in_stmt, substitute_map, substitute_map_in_stmt};
+pub use substitute::{
+    expr_uses_var, free_vars, stmt_uses_var, substitute, substitute_in_stmt, substitute_map, substitute_map_in_stmt,
+};

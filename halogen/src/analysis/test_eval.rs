@@ -12,6 +12,8 @@ pub(crate) type Env = HashMap<Name, Vec<Scalar>>;
 /// overflowed on the way (where the simplifier may assume it does not).
 pub(crate) struct Eval {
     pub overflowed: bool,
+    /// Whether a float operation produced a NaN somewhere.
+    pub nan_seen: bool,
 }
 
 /// A deterministic stand-in for memory: the value at `buffer[index]`.
@@ -53,11 +55,17 @@ fn overflows(op: BinOp, ty: Type, a: i64, b: i64) -> bool {
 
 impl Eval {
     pub(crate) fn new() -> Eval {
-        Eval { overflowed: false }
+        Eval { overflowed: false, nan_seen: false }
     }
 
     /// The lanes of `e` with the variables of `env`.
     pub(crate) fn eval(&mut self, e: &Expr, env: &Env) -> Vec<Scalar> {
+        let r = self.eval_node(e, env);
+        self.nan_seen |= r.iter().any(|v| matches!(v, Scalar::Float(f) if f.is_nan()));
+        r
+    }
+
+    fn eval_node(&mut self, e: &Expr, env: &Env) -> Vec<Scalar> {
         let ty = e.ty();
         let el = ty.element();
         let lanes = ty.lanes as usize;
@@ -144,7 +152,11 @@ impl Eval {
                         let lane: Vec<Scalar> = vals.iter().map(|v| v[i.min(v.len() - 1)]).collect();
                         match kind {
                             CallKind::Intrinsic(w) => semantics::intrinsic(*w, &arg_types, el, &lane),
-                            _ => memory(name, lane.iter().fold(0i64, |h, v| h.wrapping_mul(31).wrapping_add(v.as_i64())), el),
+                            _ => memory(
+                                name,
+                                lane.iter().fold(0i64, |h, v| h.wrapping_mul(31).wrapping_add(v.as_i64())),
+                                el,
+                            ),
                         }
                     })
                     .collect()
@@ -191,7 +203,8 @@ impl Rng {
 }
 
 /// Integer types the generator uses.
-pub(crate) const INT_TYPES: [Type; 7] = [Type::i8(), Type::i16(), Type::i32(), Type::i64(), Type::u8(), Type::u16(), Type::u32()];
+pub(crate) const INT_TYPES: [Type; 7] =
+    [Type::i8(), Type::i16(), Type::i32(), Type::i64(), Type::u8(), Type::u16(), Type::u32()];
 
 /// The name of generated variable `k` of type `ty`.
 pub(crate) fn var_name(ty: Type, k: usize) -> String {
@@ -208,6 +221,9 @@ pub(crate) struct Gen<'a> {
     pub floats: bool,
     /// Whether only "coordinate" operators appear (no bit operations or casts).
     pub simple: bool,
+    /// Whether Int(32)/Int(64) constants stay far from the type's limits (where the
+    /// simplifier assumes no overflow); other types get extreme values regardless.
+    pub small_consts: bool,
 }
 
 impl Gen<'_> {
@@ -219,10 +235,20 @@ impl Gen<'_> {
         } else if el.is_bool() {
             Expr::bool_imm(self.rng.chance(50))
         } else {
-            let v = if self.rng.chance(80) {
+            let near_limits_ok = !(self.small_consts && el.is_int() && el.bits >= 32);
+            let v = if !near_limits_ok || self.rng.chance(80) {
                 self.rng.range(-9, 9)
             } else {
-                self.rng.pick(&[el.min_int().unwrap_or(0), el.max_int().unwrap_or(-1), 16, 64, 255, 256, 1 << 15, -(1 << 15)])
+                self.rng.pick(&[
+                    el.min_int().unwrap_or(0),
+                    el.max_int().unwrap_or(-1),
+                    16,
+                    64,
+                    255,
+                    256,
+                    1 << 15,
+                    -(1 << 15),
+                ])
             };
             Expr::int_imm(el, v)
         };
@@ -285,7 +311,20 @@ impl Gen<'_> {
                 } else if self.simple {
                     &[BinOp::Add, BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::Min, BinOp::Max]
                 } else {
-                    &[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::Min, BinOp::Max, BinOp::BitAnd, BinOp::BitOr, BinOp::BitXor, BinOp::Shl, BinOp::Shr]
+                    &[
+                        BinOp::Add,
+                        BinOp::Sub,
+                        BinOp::Mul,
+                        BinOp::Div,
+                        BinOp::Mod,
+                        BinOp::Min,
+                        BinOp::Max,
+                        BinOp::BitAnd,
+                        BinOp::BitOr,
+                        BinOp::BitXor,
+                        BinOp::Shl,
+                        BinOp::Shr,
+                    ]
                 };
                 let op = self.rng.pick(ops);
                 let a = self.expr(ty, d);
@@ -317,7 +356,14 @@ impl Gen<'_> {
                 Expr::cast(ty, self.expr(from, d))
             }
             11 if el.is_float() => {
-                let w = self.rng.pick(&[Intrinsic::Floor, Intrinsic::Ceil, Intrinsic::Round, Intrinsic::Trunc, Intrinsic::Sqrt, Intrinsic::Abs]);
+                let w = self.rng.pick(&[
+                    Intrinsic::Floor,
+                    Intrinsic::Ceil,
+                    Intrinsic::Round,
+                    Intrinsic::Trunc,
+                    Intrinsic::Sqrt,
+                    Intrinsic::Abs,
+                ]);
                 Expr::intrinsic(ty, w, vec![self.expr(ty, d)])
             }
             11 if el.is_uint() => {
@@ -327,7 +373,8 @@ impl Gen<'_> {
             12 if el.is_int_or_uint() => Expr::intrinsic(ty, Intrinsic::BitNot, vec![self.expr(ty, d)]),
             _ => {
                 let idx = self.expr(Type::i32().with_lanes(ty.lanes), d);
-                let pred = if self.rng.chance(30) { Some(self.expr(Type::bool().with_lanes(ty.lanes), d)) } else { None };
+                let pred =
+                    if self.rng.chance(30) { Some(self.expr(Type::bool().with_lanes(ty.lanes), d)) } else { None };
                 Expr::load(el, "mem", idx, pred)
             }
         }
@@ -361,10 +408,13 @@ pub(crate) fn random_env(rng: &mut Rng, small: bool) -> Env {
     let mut env = Env::new();
     let mut types = INT_TYPES.to_vec();
     types.push(Type::f32());
+    types.push(Type::bool());
     for ty in types {
         for k in 0..3 {
-            let v = if ty.is_float() {
-                Scalar::Float(rng.pick(&[0.0, -0.0, 1.5, -3.25, 7.0, 1e-3, 100.5, -1e20, f32::MAX as f64]))
+            let v = if ty.is_bool() {
+                Scalar::Int(rng.below(2) as i64)
+            } else if ty.is_float() {
+                Scalar::Float(rng.pick(&[0.0, -0.0, 1.5, -3.25, 7.0, 1e-3, 100.5, -1e20, f32::MAX as f64]) as f32 as f64)
             } else if small || rng.chance(70) {
                 Scalar::Int(ty.wrap_int(rng.range(-20, 20)))
             } else {
@@ -374,4 +424,18 @@ pub(crate) fn random_env(rng: &mut Rng, small: bool) -> Env {
         }
     }
     env
+}
+
+/// True if `e` holds an Int(32)/Int(64) constant near the type's limits: where such
+/// constants appear, the no-overflow assumption of coordinate arithmetic is in play.
+pub(crate) fn has_near_limit_const(e: &Expr) -> bool {
+    let ty = e.ty().element();
+    if let ExprKind::IntImm(v) = e.kind() {
+        if ty.is_int() && ty.bits >= 32 && v.unsigned_abs() > 1u64 << (ty.bits - 2) {
+            return true;
+        }
+    }
+    let mut found = false;
+    e.for_each_child(|c| found = found || has_near_limit_const(c));
+    found
 }

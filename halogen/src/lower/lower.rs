@@ -13,7 +13,8 @@ use crate::analysis::{cse_stmt, simplify_stmt};
 use crate::error::Result;
 use crate::ir::{Name, Stmt};
 use crate::lang::func::FuncRef;
-use std::collections::HashMap;
+use super::verify::verify;
+use std::collections::{HashMap, HashSet};
 
 /// The result of lowering: the final loop nest and what the runtime must bind.
 #[derive(Clone, Debug)]
@@ -30,10 +31,17 @@ fn debug_enabled() -> bool {
     std::env::var("HALOGEN_DEBUG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "lower"))
 }
 
-fn show(pass: &str, s: &Stmt) {
+/// Prints the nest after `pass` when asked, and verifies it in debug builds.
+fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, check_scopes: bool) -> Result<()> {
     if debug_enabled() {
         eprintln!("=== after {pass} ===\n{s}");
     }
+    if cfg!(debug_assertions) {
+        let mut external: HashSet<Name> = ctx.env.images.keys().cloned().collect();
+        external.extend(ctx.env.outputs.iter().cloned());
+        verify(s, pass, &external, check_scopes)?;
+    }
+    Ok(())
 }
 
 /// Lowers the pipeline with these outputs.
@@ -41,23 +49,23 @@ pub fn lower(outputs: &[FuncRef]) -> Result<Lowered> {
     let env = build_environment(outputs)?;
     let mut ctx = LowerCtx::new(env);
     let s = schedule_functions(&mut ctx)?;
-    show("schedule functions", &s);
+    after("schedule functions", &s, &ctx, false)?;
     let s = bounds_inference(s, &mut ctx)?;
-    show("bounds inference", &s);
+    after("bounds inference", &s, &ctx, true)?;
     let s = sliding_window(s, &mut ctx)?;
-    show("sliding window", &s);
+    after("sliding window", &s, &ctx, true)?;
     let s = storage_folding(s, &mut ctx)?;
-    show("storage folding", &s);
+    after("storage folding", &s, &ctx, true)?;
     let s = storage_flattening(s, &mut ctx)?;
-    show("storage flattening", &s);
+    after("storage flattening", &s, &ctx, true)?;
     let s = simplify_stmt(&s);
-    show("simplify", &s);
+    after("simplify", &s, &ctx, true)?;
     let s = unroll(s)?;
-    show("unroll", &s);
+    after("unroll", &s, &ctx, true)?;
     let s = vectorize(s)?;
-    show("vectorize", &s);
+    after("vectorize", &s, &ctx, true)?;
     let s = simplify_stmt(&s);
     let s = cse_stmt(&s);
-    show("simplify and CSE", &s);
+    after("simplify and CSE", &s, &ctx, true)?;
     Ok(Lowered { stmt: s, env: ctx.env, folds: ctx.folds })
 }

@@ -12,6 +12,7 @@ pub mod storage_flattening;
 pub mod storage_folding;
 pub mod unroll;
 pub mod vectorize;
+pub mod verify;
 
 use crate::analysis::Interval;
 use crate::ir::Name;

@@ -1,11 +1,11 @@
 //! Rules for `a + b`.
 
 use super::linear::{self, norm};
-use super::{fold_binary, is_int, is_neg_zero, no_overflow, vector, Simplifier, S};
+use super::{fold_binary, folds_exactly, is_int, is_neg_zero, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `a + b` (operands simplified), or `None` to keep the node.
-pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
+pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
     let ty = x.ty();
     if let Some(r) = fold_binary(BinOp::Add, x, y) {
@@ -53,27 +53,34 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     }
     if no_overflow(ty) {
         // min(p, q) + y -> min(p + y, q + y) when one side cancels to a constant.
-        if let Some(r) = distribute_min_max(s, x, y) {
+        if let Some(r) = distribute_min_max(x, y) {
             return Some(r);
         }
-        if let Some(r) = distribute_min_max(s, y, x) {
+        if let Some(r) = distribute_min_max(y, x) {
             return Some(r);
         }
     }
     None
 }
 
-/// `min(p, q) + y` (or max) as `min(p + y, q + y)` if either sum is a constant.
-fn distribute_min_max(s: &mut Simplifier, m: &Expr, y: &Expr) -> Option<Expr> {
+/// `min(p, q) + y` (or max) as `min(p + y, q + y)` if either sum is a constant
+/// (`min(x, 5) + 3 -> min(x + 3, 8)`, `min(x, n - 1) - n -> min(x - n, -1)`).
+fn distribute_min_max(m: &Expr, y: &Expr) -> Option<Expr> {
     if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = m.kind() {
-        if y.is_const() {
+        if !folds_exactly(BinOp::Add, p, y) || !folds_exactly(BinOp::Add, q, y) {
             return None;
         }
-        let (ps, _) = s.mutate(&Expr::add(p.clone(), y.clone()));
-        let (qs, _) = s.mutate(&Expr::add(q.clone(), y.clone()));
-        if ps.is_const() || qs.is_const() {
+        let (ps, qs) = (Expr::add(p.clone(), y.clone()), Expr::add(q.clone(), y.clone()));
+        if cancels(&ps) || cancels(&qs) {
             return Some(Expr::binary(*op, ps, qs));
         }
     }
     None
+}
+
+/// True if the terms of `e` cancel to a constant (checked on the linear form, without
+/// simplifying: trying the full simplifier on both sides of every min would be
+/// exponential in their nesting).
+pub(super) fn cancels(e: &Expr) -> bool {
+    linear::collect(e).is_some_and(|l| l.exact && l.as_const().is_some())
 }

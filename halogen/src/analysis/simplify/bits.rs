@@ -41,9 +41,11 @@ pub(super) fn rules(_s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr
             if amt == 0 {
                 return Some(x.clone());
             }
-            if op == BinOp::Shl {
-                // Shifting left multiplies modulo 2^bits, for every integer type; as a
-                // product it takes part in term collection.
+            // Shifting left multiplies by 2^amt modulo 2^bits, for every integer type; as
+            // a product it takes part in term collection. Not when 2^amt is the sign bit:
+            // x * MIN is the same bits, but reasoning that assumes no overflow would read
+            // it as a negative factor.
+            if op == BinOp::Shl && (ty.element().is_uint() || amt + 1 < ty.bits as u32) {
                 return Some(Expr::mul(x.clone(), Expr::const_of(ty, 1i64 << amt)));
             }
             None

@@ -1,9 +1,8 @@
 //! Rules for comparisons.
 
-use super::info::{const_int, Info};
+use super::info::Info;
 use super::linear::{self, Linear};
 use super::{fold, is_int, no_overflow, scalar_of, Simplifier, S};
-use crate::analysis::interval::bounds_of_expr_in_scope;
 use crate::ir::{CmpOp, Expr, ExprKind, Type};
 
 /// The comparison with its operands swapped: `a op b == b (swap op) a`.
@@ -121,6 +120,10 @@ fn rules(s: &mut Simplifier, op: CmpOp, a: &S, b: &S) -> Option<Expr> {
         return None;
     }
     let lin = linear::collect(&Expr::sub(x.clone(), y.clone()))?;
+    // Orderings through a difference whose constants wrapped would be wrong.
+    if ordering && !lin.exact {
+        return None;
+    }
     let zero = Info::point(0);
     if let Some(d) = lin.as_const() {
         return Some(bool_const(ty, decide(op, Info::point(d as i128), zero)?));
@@ -129,24 +132,31 @@ fn rules(s: &mut Simplifier, op: CmpOp, a: &S, b: &S) -> Option<Expr> {
     if let Some(v) = di.and_then(|di| decide(op, di, zero)) {
         return Some(bool_const(ty, v));
     }
-    if !s.scope.is_empty() && ty.is_scalar() {
-        let iv = bounds_of_expr_in_scope(&diff, &s.scope);
-        let lo = iv.min.as_ref().and_then(const_int).unwrap_or(i128::MIN);
-        let hi = iv.max.as_ref().and_then(const_int).unwrap_or(i128::MAX);
-        if let Some(v) = decide(op, Info::new(lo, hi), zero) {
-            return Some(bool_const(ty, v));
-        }
+    if let Some(v) = s.bounds_in_scope(&diff).and_then(|b| decide(op, b, zero)) {
+        return Some(bool_const(ty, v));
     }
-    if lin.is_reduced() {
+    if lin.occurrences > rebalanced_size(&lin) {
         return Some(rebalance(ty, op, &lin));
     }
     None
 }
 
+/// Terms and constants [`rebalance`] writes.
+fn rebalanced_size(lin: &Linear) -> usize {
+    let pos = lin.terms.iter().filter(|(_, k)| *k > 0).count();
+    let neg = lin.terms.iter().filter(|(_, k)| *k < 0).count();
+    if pos == 0 {
+        neg + 1
+    } else {
+        pos + neg + (lin.constant != 0 || neg == 0) as usize
+    }
+}
+
 /// `P - N + c op 0` written as `P op N - c` (or `N swap(op) c` when P is empty).
 fn rebalance(ty: Type, op: CmpOp, lin: &Linear) -> Expr {
     let pos: Vec<(Expr, i64)> = lin.terms.iter().filter(|(_, k)| *k > 0).cloned().collect();
-    let neg: Vec<(Expr, i64)> = lin.terms.iter().filter(|(_, k)| *k < 0).map(|(t, k)| (t.clone(), k.wrapping_neg())).collect();
+    let neg: Vec<(Expr, i64)> =
+        lin.terms.iter().filter(|(_, k)| *k < 0).map(|(t, k)| (t.clone(), k.wrapping_neg())).collect();
     let c = lin.constant;
     if pos.is_empty() {
         // c - N op 0  <=>  N swap(op) c

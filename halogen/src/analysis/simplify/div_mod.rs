@@ -53,7 +53,7 @@ pub(super) fn div(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
                 return Some(r);
             }
             // (p * 8 + q + 16) / 8 -> p + (q + 16) / 8 etc: multiples of c come out.
-            if let Some(lin) = linear::collect(x) {
+            if let Some(lin) = linear::collect(x).filter(|l| l.exact) {
                 if let Some(r) = pull_multiples(ty, &lin, c as i64) {
                     return Some(r);
                 }
@@ -72,7 +72,7 @@ fn ramp_div(x: &Expr, c: i128) -> Option<Expr> {
         return Some(Expr::ramp(Expr::div(base.clone(), make_int(ety, c)), make_int(ety, s / c), *lanes));
     }
     // base a multiple of c and every lane within the same block of c.
-    let lin = linear::collect(base)?;
+    let lin = linear::collect(base).filter(|l| l.exact)?;
     if linear::divisible_by(&lin, c as i64) && s >= 0 && s * (*lanes as i128 - 1) < c {
         return Some(Expr::broadcast(Expr::div(base.clone(), make_int(ety, c)), *lanes));
     }
@@ -82,7 +82,8 @@ fn ramp_div(x: &Expr, c: i128) -> Option<Expr> {
 /// Splits `(sum of terms + k) / c` into the terms whose coefficient `c` divides, divided,
 /// plus the division of the rest; `None` if nothing divides.
 fn pull_multiples(ty: crate::ir::Type, lin: &Linear, c: i64) -> Option<Expr> {
-    let (mut q, mut r): (Vec<(Expr, i64)>, Vec<(Expr, i64)>) = (Vec::new(), Vec::new());
+    let mut q: Vec<(Expr, i64)> = Vec::new();
+    let mut r: Vec<(Expr, i64)> = Vec::new();
     for (t, k) in &lin.terms {
         if *k != 0 && k % c == 0 {
             q.push((t.clone(), k / c));
@@ -101,7 +102,11 @@ fn pull_multiples(ty: crate::ir::Type, lin: &Linear, c: i64) -> Option<Expr> {
     let quotient = linear::emit(ty, &q, qk);
     if r.is_empty() {
         // rk is in the range of a remainder only if it was not pulled; fold it.
-        return Some(if rk == 0 { quotient } else { Expr::add(quotient, make_int(ty, (rk as i128).div_euclid(c as i128))) });
+        return Some(if rk == 0 {
+            quotient
+        } else {
+            Expr::add(quotient, make_int(ty, (rk as i128).div_euclid(c as i128)))
+        });
     }
     let rest = Expr::div(linear::emit(ty, &r, rk), Expr::const_of(ty, c));
     Some(Expr::add(quotient, rest))
@@ -147,21 +152,24 @@ pub(super) fn rem(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
                 if s % c == 0 {
                     return Some(Expr::broadcast(Expr::rem(base.clone(), make_int(ety, c)), *lanes));
                 }
-                let lin = linear::collect(base)?;
+                let lin = linear::collect(base).filter(|l| l.exact)?;
                 if linear::divisible_by(&lin, c as i64) && s >= 0 && s * (*lanes as i128 - 1) < c {
                     return Some(Expr::ramp(make_int(ety, 0), stride.clone(), *lanes));
                 }
                 return None;
             }
             // (p * 8 + q + 17) % 8 -> (q + 1) % 8.
-            let lin = linear::collect(x)?;
+            let lin = linear::collect(x).filter(|l| l.exact)?;
             let c64 = c as i64;
             let keep: Vec<(Expr, i64)> = lin.terms.iter().filter(|(_, k)| *k != 0 && k % c64 != 0).cloned().collect();
+            // Reduce the constant only where that brings it closer to zero (a larger one
+            // could overflow where the original did not).
             let k = lin.constant.rem_euclid(c64);
+            let k = if k.unsigned_abs() < lin.constant.unsigned_abs() { k } else { lin.constant };
             let dropped = keep.len() < lin.terms.iter().filter(|(_, k)| *k != 0).count();
             if dropped || k != lin.constant {
                 if keep.is_empty() {
-                    return Some(make_int(ty, k as i128));
+                    return Some(make_int(ty, lin.constant.rem_euclid(c64) as i128));
                 }
                 return Some(Expr::rem(linear::emit(ty, &keep, k), y.clone()));
             }

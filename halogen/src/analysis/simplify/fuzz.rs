@@ -1,7 +1,8 @@
 //! Fuzzing: a simplified expression (or statement) must compute exactly what the
 //! original computes, for random programs and random variable values.
 
-use super::{simplify, simplify_stmt};
+use super::{simplify, simplify_in_scope, simplify_stmt};
+use crate::analysis::interval::{Interval, Scope};
 use crate::analysis::substitute::free_vars;
 use crate::analysis::test_eval::{random_env, same_lanes, Env, Eval, Gen, Rng, INT_TYPES};
 use crate::ir::semantics::Scalar;
@@ -16,21 +17,35 @@ fn check(e: &Expr, rng: &mut Rng, small: bool) -> Result<(), TestCaseError> {
         let env = random_env(rng, small);
         let mut ev = Eval::new();
         let a = ev.eval(e, &env);
-        // The simplifier may assume Int(32)/Int(64) arithmetic does not overflow.
+        // The simplifier may assume that Int(32)/Int(64) arithmetic does not overflow...
         if ev.overflowed {
             continue;
         }
-        let b = Eval::new().eval(&r, &env);
+        let mut ev2 = Eval::new();
+        let b = ev2.eval(&r, &env);
+        // Nor that rewriting does not bring a value closer to the limits (x + -5 may
+        // become x + 2147483642 under % 2147483647).
+        if ev2.overflowed {
+            continue;
+        }
         if !same_lanes(&a, &b) {
             let vars: Vec<String> = free_vars(e).iter().map(|v| format!("{v} = {:?}", env[v])).collect();
-            prop_assert!(false, "{}\n  simplified to {}\n  with {}\n  gives {:?}, expected {:?}", e, r, vars.join(", "), b, a);
+            prop_assert!(
+                false,
+                "{}\n  simplified to {}\n  with {}\n  gives {:?}, expected {:?}",
+                e,
+                r,
+                vars.join(", "),
+                b,
+                a
+            );
         }
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1500))]
+    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Every integer type, bools and f32, with every operator.
     #[test]
@@ -39,7 +54,7 @@ proptest! {
         let mut types = INT_TYPES.to_vec();
         types.extend([Type::bool(), Type::f32(), Type::i32(), Type::i32()]);
         let ty = rng.pick(&types);
-        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: true, simple: false }.expr(ty, 4);
+        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: true, simple: false, small_consts: true }.expr(ty, 5);
         check(&e, &mut rng, false)?;
     }
 
@@ -48,13 +63,13 @@ proptest! {
     fn coordinate_expressions(seed in any::<u64>()) {
         let mut rng = Rng(seed);
         let ty = if rng.chance(80) { Type::i32() } else { Type::bool() };
-        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: false, simple: true }.expr(ty, 5);
+        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: false, simple: true, small_consts: true }.expr(ty, 5);
         check(&e, &mut rng, true)?;
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Vectors of 4 lanes: ramps, broadcasts, lane-wise operators.
     #[test]
@@ -63,8 +78,39 @@ proptest! {
         let simple = rng.chance(50);
         let ty = rng.pick(&[Type::i32(), Type::i32(), Type::u8(), Type::i16(), Type::bool()]).with_lanes(4);
         let ty = if simple && !ty.element().is_bool() { Type::i32().with_lanes(4) } else { ty };
-        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: false, simple }.expr(ty, 4);
+        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: false, simple, small_consts: true }.expr(ty, 4);
         check(&e, &mut rng, simple)?;
+    }
+
+    /// `simplify_in_scope`: equal values at every point of the intervals (constant and
+    /// symbolic ones).
+    #[test]
+    fn expressions_in_scope(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let ty = if rng.chance(70) { Type::i32() } else { Type::bool() };
+        let e = Gen { rng: &mut rng, lets: Vec::new(), next_let: 0, floats: false, simple: true, small_consts: true }.expr(ty, 4);
+        let p = Expr::var(Type::i32(), "p");
+        let lo = rng.range(-10, 10);
+        let w = rng.range(0, 10);
+        let mut scope = Scope::new();
+        scope.insert("aint32".into(), Interval::bounded(Expr::i32(lo), Expr::i32(lo + w)));
+        scope.insert("bint32".into(), Interval::bounded(Expr::i32(0), Expr::sub(p.clone(), Expr::i32(1))));
+        let r = simplify_in_scope(&e, &scope);
+        for _ in 0..6 {
+            let mut env = random_env(&mut rng, true);
+            let pv = rng.range(1, 12);
+            env.insert("p".into(), vec![Scalar::Int(pv)]);
+            env.insert("aint32".into(), vec![Scalar::Int(rng.range(lo, lo + w))]);
+            env.insert("bint32".into(), vec![Scalar::Int(rng.range(0, pv - 1))]);
+            let mut ev = Eval::new();
+            let a = ev.eval(&e, &env);
+            let mut ev2 = Eval::new();
+            let b = ev2.eval(&r, &env);
+            if ev.overflowed || ev2.overflowed {
+                continue;
+            }
+            prop_assert!(same_lanes(&a, &b), "{}\n  in scope simplified to {}\n  with {:?}: {:?} vs {:?}", e, r, env, a, b);
+        }
     }
 
     /// Statements: loop nests with guards, lets and asserts must store the same values in
@@ -104,9 +150,22 @@ impl StmtGen<'_> {
         if depth == 0 || self.rng.chance(30) {
             return if self.rng.chance(60) { self.var() } else { Expr::i32(self.rng.range(-3, 8)) };
         }
-        let op = self.rng.pick(&[BinOp::Add, BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::Min, BinOp::Max]);
+        let op = self.rng.pick(&[
+            BinOp::Add,
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Mod,
+            BinOp::Min,
+            BinOp::Max,
+        ]);
         let a = self.expr(depth - 1);
-        let b = if matches!(op, BinOp::Mul | BinOp::Div | BinOp::Mod) { Expr::i32(self.rng.range(-3, 4)) } else { self.expr(depth - 1) };
+        let b = if matches!(op, BinOp::Mul | BinOp::Div | BinOp::Mod) {
+            Expr::i32(self.rng.range(-3, 4))
+        } else {
+            self.expr(depth - 1)
+        };
         Expr::binary(op, a, b)
     }
 
@@ -146,7 +205,11 @@ impl StmtGen<'_> {
                     format!("i{}", self.next_var)
                 };
                 let min = if self.rng.chance(70) { Expr::i32(self.rng.range(-2, 3)) } else { self.expr(1) };
-                let extent = if self.rng.chance(70) { Expr::i32(self.rng.range(0, 4)) } else { Expr::min(self.var(), Expr::i32(4)) };
+                let extent = if self.rng.chance(70) {
+                    Expr::i32(self.rng.range(0, 4))
+                } else {
+                    Expr::min(self.var(), Expr::i32(4))
+                };
                 self.vars.push(name.clone());
                 let body = self.stmt(d);
                 self.vars.pop();

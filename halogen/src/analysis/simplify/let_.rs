@@ -1,10 +1,16 @@
 //! Rules for `let name = value in body`: inlining of trivial values, removal of unused
 //! names.
+//!
+//! A chain of nested lets (what CSE and lowering produce, hundreds deep) is walked with a
+//! loop rather than by recursion, and the names each rebuilt body uses are tracked as a
+//! set, so long chains cost neither stack nor quadratic time.
 
+use super::info::type_range;
 use super::{Binding, Simplifier, S};
 use crate::analysis::interval::bounds_of_expr_in_scope;
-use crate::analysis::substitute::{expr_binds_any, expr_uses_var, free_vars};
+use crate::analysis::substitute::{expr_binds_any, free_vars};
 use crate::ir::{Expr, ExprKind, Name};
+use std::collections::HashSet;
 
 /// True for values that are cheaper to repeat than to name: constants, variables, and
 /// broadcasts and ramps of those.
@@ -17,18 +23,59 @@ pub(crate) fn is_trivial(e: &Expr) -> bool {
     }
 }
 
-/// Simplifies a let expression.
-pub(super) fn visit(s: &mut Simplifier, e: &Expr, name: &Name, value: &Expr, body: &Expr) -> S {
-    let (v, vi) = s.mutate(value);
-    // Inlining is only safe if no binder in the body captures a variable of the value.
-    if is_trivial(&v) && !expr_binds_any(body, &free_vars(&v)) {
-        return s.with_binder(name, Binding::Replace(v, vi), |s| s.mutate(body));
+/// One let of a chain, entered.
+struct Frame {
+    orig: Expr,
+    name: Name,
+    value: Expr,
+    /// False if the value was inlined (no let remains).
+    kept: bool,
+}
+
+/// Simplifies a let expression (and the lets directly in its body).
+pub(super) fn visit(s: &mut Simplifier, e: &Expr) -> S {
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut saved = Vec::new();
+    let mut cur = e.clone();
+    while let ExprKind::Let { name, value, body } = cur.kind() {
+        let (v, vi) = s.mutate(value);
+        // Inlining is only safe if no binder in the body captures a variable of the value.
+        let inline = is_trivial(&v) && !expr_binds_any(body, &free_vars(&v));
+        let binding = if inline {
+            Binding::Replace(v.clone(), vi)
+        } else {
+            let iv = if !s.scope.is_empty() && v.ty().is_scalar() {
+                Some(bounds_of_expr_in_scope(&v, &s.scope))
+            } else {
+                None
+            };
+            // Bounds that say no more than the type are not worth carrying.
+            let vi = vi.filter(|b| Some(*b) != type_range(v.ty().element()));
+            Binding::Bounded(vi, iv)
+        };
+        saved.push(s.enter_binder(name, binding));
+        frames.push(Frame { orig: cur.clone(), name: name.clone(), value: v, kept: !inline });
+        let next = body.clone();
+        cur = next;
     }
-    let iv = if !s.scope.is_empty() && v.ty().is_scalar() { Some(bounds_of_expr_in_scope(&v, &s.scope)) } else { None };
-    let (b, bi) = s.with_binder(name, Binding::Bounded(vi, iv), |s| s.mutate(body));
-    if !expr_uses_var(&b, name) {
-        return (b, bi);
+    let (mut b, bi) = s.mutate(&cur);
+    let mut used: HashSet<Name> = free_vars(&b).into_iter().collect();
+    let mut unchanged = b.same_as(&cur);
+    while let (Some(f), Some(sv)) = (frames.pop(), saved.pop()) {
+        s.restore(sv);
+        if !f.kept || !used.contains(&f.name) {
+            unchanged = false;
+            continue;
+        }
+        used.remove(&f.name);
+        used.extend(free_vars(&f.value));
+        let ExprKind::Let { value, .. } = f.orig.kind() else { unreachable!("frames hold lets") };
+        b = if unchanged && f.value.same_as(value) {
+            f.orig.clone()
+        } else {
+            unchanged = false;
+            Expr::let_in(f.name, f.value, b)
+        };
     }
-    let node = if v.same_as(value) && b.same_as(body) { e.clone() } else { Expr::let_in(name.clone(), v, b) };
-    (node, bi)
+    (b, bi)
 }

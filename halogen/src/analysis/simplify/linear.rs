@@ -13,13 +13,18 @@ const MAX_TERMS: usize = 32;
 /// `sum(terms[i].0 * terms[i].1) + constant`.
 #[derive(Clone, Debug)]
 pub(crate) struct Linear {
-    /// Terms in order of first appearance, with non-normalised coefficients dropped at zero.
+    /// Terms in order of first appearance, with their coefficients (zero if cancelled).
     pub terms: Vec<(Expr, i64)>,
     /// The constant part.
     pub constant: i64,
     /// Leaves and constants met in the original expression (to tell whether the
     /// combination is smaller than what it came from).
     pub occurrences: usize,
+    /// False if folding the constants or coefficients wrapped around: the combination is
+    /// still equal modulo 2^bits, but reasoning that assumes no overflow must not use it.
+    pub exact: bool,
+    /// The type of the expression.
+    pub ty: Type,
 }
 
 /// The signed representative of `v` modulo `2^bits`.
@@ -27,10 +32,20 @@ pub(crate) fn norm(ty: Type, v: i64) -> i64 {
     Type::int(ty.bits).wrap_int(v)
 }
 
+/// `v` modulo `2^bits`, in the signed range, and whether it was already there.
+fn norm128(ty: Type, v: i128) -> (i64, bool) {
+    let r = norm(ty, v as i64);
+    (r, r as i128 == v)
+}
+
 impl Linear {
-    /// Number of terms (and constant) the combination needs.
+    /// Number of terms and constants [`emit`] writes for the combination (a leading `0`
+    /// where every term is subtracted: `0 - a - b`).
     pub fn size(&self) -> usize {
-        self.terms.iter().filter(|(_, c)| *c != 0).count() + (self.constant != 0) as usize
+        let nonzero = self.terms.iter().filter(|(_, c)| *c != 0).count();
+        let negated = |c: i64| c < 0 && norm(self.ty, c.wrapping_neg()) > 0;
+        let any_positive = self.terms.iter().any(|(_, c)| *c != 0 && !negated(*c));
+        nonzero + (self.constant != 0 || (nonzero > 0 && !any_positive)) as usize
     }
     /// True if writing the combination out makes the expression smaller.
     pub fn is_reduced(&self) -> bool {
@@ -42,6 +57,13 @@ impl Linear {
     }
 }
 
+/// Exact (i128) accumulation; `None` marks an overflow of i128 itself.
+struct Acc {
+    terms: Vec<(Expr, Option<i128>)>,
+    constant: Option<i128>,
+    occurrences: usize,
+}
+
 /// Collects the integer expression `e`; `None` if it is not an integer or has too many
 /// terms.
 pub(crate) fn collect(e: &Expr) -> Option<Linear> {
@@ -49,53 +71,80 @@ pub(crate) fn collect(e: &Expr) -> Option<Linear> {
     if !ty.element().is_int_or_uint() {
         return None;
     }
-    let mut lin = Linear { terms: Vec::new(), constant: 0, occurrences: 0 };
-    go(e, 1, ty, &mut lin)?;
-    for t in lin.terms.iter_mut() {
-        t.1 = norm(ty, t.1);
+    let mut acc = Acc { terms: Vec::new(), constant: Some(0), occurrences: 0 };
+    go(e, Some(1), ty, &mut acc)?;
+    let mut exact = true;
+    let mut fix = |v: Option<i128>| match v {
+        Some(v) => {
+            let (r, ok) = norm128(ty, v);
+            exact &= ok;
+            r
+        }
+        None => {
+            exact = false;
+            0
+        }
+    };
+    // An i128 overflow loses the value itself: give up rather than guess.
+    if acc.constant.is_none() || acc.terms.iter().any(|(_, c)| c.is_none()) {
+        return None;
     }
-    lin.constant = norm(ty, lin.constant);
-    Some(lin)
+    let terms = acc.terms.into_iter().map(|(t, c)| (t, fix(c))).collect();
+    let constant = fix(acc.constant);
+    Some(Linear { terms, constant, occurrences: acc.occurrences, exact, ty })
 }
 
-fn go(e: &Expr, coef: i64, ty: Type, lin: &mut Linear) -> Option<()> {
-    if let Some(v) = e.as_int() {
-        lin.constant = norm(ty, lin.constant.wrapping_add(coef.wrapping_mul(v)));
-        lin.occurrences += 1;
+/// The value of a constant in the signed range of the type's width (unsigned constants
+/// by their two's-complement bits).
+fn signed_const(ty: Type, e: &Expr) -> Option<i128> {
+    e.as_int().map(|v| norm(ty, v) as i128)
+}
+
+fn go(e: &Expr, coef: Option<i128>, ty: Type, acc: &mut Acc) -> Option<()> {
+    let mul = |c: Option<i128>, k: i128| c.and_then(|c| c.checked_mul(k));
+    if let Some(v) = signed_const(ty, e) {
+        acc.constant = match (acc.constant, mul(coef, v)) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
+        acc.occurrences += 1;
         return Some(());
     }
     if e.ty() == ty {
         if let ExprKind::Binary(op, a, b) = e.kind() {
             match op {
                 BinOp::Add => {
-                    go(a, coef, ty, lin)?;
-                    return go(b, coef, ty, lin);
+                    go(a, coef, ty, acc)?;
+                    return go(b, coef, ty, acc);
                 }
                 BinOp::Sub => {
-                    go(a, coef, ty, lin)?;
-                    return go(b, coef.wrapping_neg(), ty, lin);
+                    go(a, coef, ty, acc)?;
+                    return go(b, mul(coef, -1), ty, acc);
                 }
                 BinOp::Mul => {
-                    if let Some(c) = b.as_int() {
-                        return go(a, norm(ty, coef.wrapping_mul(c)), ty, lin);
+                    if let Some(c) = signed_const(ty, b) {
+                        return go(a, mul(coef, c), ty, acc);
                     }
-                    if let Some(c) = a.as_int() {
-                        return go(b, norm(ty, coef.wrapping_mul(c)), ty, lin);
+                    if let Some(c) = signed_const(ty, a) {
+                        return go(b, mul(coef, c), ty, acc);
                     }
                 }
                 _ => {}
             }
         }
     }
-    lin.occurrences += 1;
-    if let Some(t) = lin.terms.iter_mut().find(|(t, _)| t == e) {
-        t.1 = norm(ty, t.1.wrapping_add(coef));
+    acc.occurrences += 1;
+    if let Some(t) = acc.terms.iter_mut().find(|(t, _)| t == e) {
+        t.1 = match (t.1, coef) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
         return Some(());
     }
-    if lin.terms.len() >= MAX_TERMS {
+    if acc.terms.len() >= MAX_TERMS {
         return None;
     }
-    lin.terms.push((e.clone(), norm(ty, coef)));
+    acc.terms.push((e.clone(), coef));
     Some(())
 }
 
@@ -148,4 +197,3 @@ pub(crate) fn emit_linear(ty: Type, lin: &Linear) -> Expr {
 pub(crate) fn divisible_by(lin: &Linear, c: i64) -> bool {
     lin.terms.iter().all(|(_, k)| k % c == 0) && lin.constant % c == 0
 }
-

@@ -1,13 +1,22 @@
 //! Rules for `&&`, `||` and `!`.
 
-use super::cmp::negate;
+use super::cmp::{negate, swap};
 use super::info::Info;
 use super::{fold_binary, vector, Simplifier, S};
-use crate::ir::{BinOp, Expr, ExprKind};
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind};
 
-/// True if `a` is `!b` or `b` is `!a`.
+/// True if `a` is `!b` or `b` is `!a`, or they are opposite comparisons (`x < y` and
+/// `x >= y`, or `y <= x`) of totally ordered values.
 fn complementary(a: &Expr, b: &Expr) -> bool {
-    matches!(a.kind(), ExprKind::Not(n) if n == b) || matches!(b.kind(), ExprKind::Not(n) if n == a)
+    if matches!(a.kind(), ExprKind::Not(n) if n == b) || matches!(b.kind(), ExprKind::Not(n) if n == a) {
+        return true;
+    }
+    if let (ExprKind::Cmp(o1, p1, q1), ExprKind::Cmp(o2, p2, q2)) = (a.kind(), b.kind()) {
+        let ordered = !p1.ty().element().is_float() || matches!(o1, CmpOp::Eq | CmpOp::Ne);
+        return ordered
+            && ((negate(*o1) == *o2 && p1 == p2 && q1 == q2) || (swap(negate(*o1)) == *o2 && p1 == q2 && q1 == p2));
+    }
+    false
 }
 
 /// Rewrites `a && b` / `a || b` (operands simplified), or `None` to keep the node.
@@ -54,11 +63,9 @@ pub(super) fn visit_not(s: &mut Simplifier, e: &Expr, a: &Expr) -> S {
     }
     match x.kind() {
         ExprKind::Not(inner) => return s.remutate(inner.clone()),
-        ExprKind::Cmp(op, p, q) => {
-            // !(a < b) is a >= b only for totally ordered values (not floats: NaN).
-            if !p.ty().element().is_float() || matches!(op, crate::ir::CmpOp::Eq | crate::ir::CmpOp::Ne) {
-                return s.remutate(Expr::cmp(negate(*op), p.clone(), q.clone()));
-            }
+        // !(a < b) is a >= b only for totally ordered values (not floats: NaN).
+        ExprKind::Cmp(op, p, q) if !p.ty().element().is_float() || matches!(op, CmpOp::Eq | CmpOp::Ne) => {
+            return s.remutate(Expr::cmp(negate(*op), p.clone(), q.clone()));
         }
         ExprKind::Broadcast { value, lanes } if value.ty().is_scalar() => {
             return s.remutate(Expr::broadcast(Expr::not(value.clone()), *lanes));

@@ -10,7 +10,7 @@ use super::{fold_binary, is_int, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `min(a, b)` / `max(a, b)` (operands simplified), or `None` to keep the node.
-pub(super) fn rules(_s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr> {
+pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
     let ty = x.ty();
     let is_min = op == BinOp::Min;
@@ -38,10 +38,22 @@ pub(super) fn rules(_s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr
             return Some(if is_min { y.clone() } else { x.clone() });
         }
     }
-    // Decided by a constant difference: min(x, x + 3), min(x + 1, x - 2).
+    // Decided by the difference: a constant (min(x, x + 3)), or bounded by the
+    // enclosing loops (min(x, n - 1) in a loop over x < n).
     if no_overflow(ty) {
-        if let Some(d) = linear::collect(&Expr::sub(x.clone(), y.clone())).and_then(|l| l.as_const()) {
-            return Some(if (d <= 0) == is_min { x.clone() } else { y.clone() });
+        if let Some(lin) = linear::collect(&Expr::sub(x.clone(), y.clone())).filter(|l| l.exact) {
+            if let Some(d) = lin.as_const() {
+                return Some(if (d <= 0) == is_min { x.clone() } else { y.clone() });
+            }
+            let diff = s.mutate(&linear::emit_linear(ty, &lin)).0;
+            if let Some(b) = s.bounds_in_scope(&diff) {
+                if b.max <= 0 {
+                    return Some(if is_min { x.clone() } else { y.clone() });
+                }
+                if b.min >= 0 {
+                    return Some(if is_min { y.clone() } else { x.clone() });
+                }
+            }
         }
     }
     let other = if is_min { BinOp::Max } else { BinOp::Min };
@@ -66,6 +78,26 @@ pub(super) fn rules(_s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr
                 if (is_min && c1 >= c2) || (!is_min && c1 <= c2) {
                     return Some(y.clone());
                 }
+            }
+        }
+    }
+    // A shared operand comes out (ints form a distributive lattice):
+    // min(min(a, k), min(c, k)) -> min(min(a, c), k), min(max(a, k), max(c, k)) -> max(min(a, c), k).
+    if let (ExprKind::Binary(xop, a, b), ExprKind::Binary(yop, c, d)) = (x.kind(), y.kind()) {
+        if xop == yop && matches!(xop, BinOp::Min | BinOp::Max) {
+            let shared = if b == d {
+                Some((a, c, b))
+            } else if a == c {
+                Some((b, d, a))
+            } else if a == d {
+                Some((b, c, a))
+            } else if b == c {
+                Some((a, d, b))
+            } else {
+                None
+            };
+            if let Some((p, q, k)) = shared {
+                return Some(Expr::binary(*xop, Expr::binary(op, p.clone(), q.clone()), k.clone()));
             }
         }
     }

@@ -1,22 +1,27 @@
 //! The simplifier: a directed rewrite system in the style of Halide's `Simplify_*.cpp`.
 //!
 //! Expressions are rewritten bottom-up: each node's children are simplified first, then
-//! the rules of the node's operator (one file per operator family: [`add`], [`sub`],
-//! [`mul`], [`div_mod`], [`min_max`], [`cmp`], [`logic`], [`bits`], [`select`], [`cast`],
-//! [`let_`], [`call`], [`vector`]) try to rewrite it; a rewritten node is simplified again.
-//! Alongside each simplified expression the simplifier carries constant bounds
-//! ([`info::Info`]) that rules use to drop `min`s, `%`s and comparisons.
+//! the rules of the node's operator (one file per operator family: `add.rs`, `sub.rs`,
+//! `mul.rs`, `div_mod.rs`, `min_max.rs`, `cmp.rs`, `logic.rs`, `bits.rs`, `select.rs`,
+//! `cast.rs`, `let_.rs`, `call.rs`, `vector.rs`) try to rewrite it; a rewritten node is
+//! simplified again (a rule that gives back an expression still being rewritten is a
+//! cycle, and stops). Alongside each simplified expression the simplifier carries
+//! constant bounds (`info.rs`) that rules use to drop `min`s, `%`s and comparisons, and
+//! sums are compared through their linear form (`linear.rs`), which cancels terms.
+//! Constants are folded with [`crate::ir::semantics`], the interpreter's own arithmetic.
 //!
 //! Exactness: every rewrite keeps the value of the expression bit for bit, under the
 //! IR's pinned semantics (wrapping integers, Euclidean `/` and `%`, f32 rounding). Rules
 //! that only hold when nothing overflows (`x + 1 < x + 2`, `min(x, x + 3)`, `(x * 8) / 4`)
 //! are used for `Int(32)` and `Int(64)` only, the types of coordinate arithmetic, as
-//! Halide does; float expressions get constant folding and exact identities only
-//! (`x * 1.0`, `x - 0.0`), never reassociation.
+//! Halide does (and never where folding their constants would itself wrap); float
+//! expressions get constant folding and exact identities only (`x * 1.0`, `x - 0.0`,
+//! `x + -0.0`), never reassociation. Fuzz tests check `eval(e) == eval(simplify(e))`.
 //!
 //! [`simplify_stmt`] also carries the intervals of enclosing `For` loops and `LetStmt`s
-//! (see [`stmt`]) and proves comparisons with them through
-//! [`bounds_of_expr_in_scope`](crate::analysis::bounds_of_expr_in_scope).
+//! and the conditions of enclosing `if`s (`stmt.rs`), and proves comparisons and
+//! `min`/`max` with them through
+//! [`bounds_of_expr_in_scope`].
 
 mod add;
 mod bits;
@@ -43,7 +48,7 @@ mod tests;
 
 use self::fold::Scalar;
 use self::info::{Bnd, Info};
-use super::interval::{Interval, Scope};
+use super::interval::{bounds_of_expr_in_scope, Interval, Scope};
 use super::substitute::expr_uses_var;
 use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type};
 use std::collections::HashMap;
@@ -92,7 +97,7 @@ pub(crate) type S = (Expr, Bnd);
 
 /// How many times a rewritten expression may be re-simplified inside one node before the
 /// simplifier stops rewriting (a guard against rule cycles).
-const MAX_DEPTH: u32 = 64;
+const MAX_DEPTH: usize = 64;
 
 /// What a name stands for inside a binder.
 pub(crate) enum Binding {
@@ -118,10 +123,11 @@ pub(crate) struct Simplifier {
     /// Identity of the current environment (bumped at every binder).
     env: u32,
     next_env: u32,
-    depth: u32,
+    /// The rewrite results being simplified (innermost last), to stop rule cycles.
+    rewriting: Vec<Expr>,
 }
 
-struct Saved {
+pub(crate) struct Saved {
     scope: Scope,
     var_info: HashMap<Name, Info>,
     replacements: HashMap<Name, S>,
@@ -139,7 +145,7 @@ impl Simplifier {
             memo: HashMap::new(),
             env: 0,
             next_env: 1,
-            depth: 0,
+            rewriting: Vec::new(),
         }
     }
 
@@ -156,7 +162,7 @@ impl Simplifier {
         saved
     }
 
-    fn restore(&mut self, s: Saved) {
+    pub(crate) fn restore(&mut self, s: Saved) {
         self.scope = s.scope;
         self.var_info = s.var_info;
         self.replacements = s.replacements;
@@ -177,6 +183,32 @@ impl Simplifier {
     /// Runs `f` inside a binder of `name`. What the context knows about an outer
     /// variable of the same name (and anything that mentions it) is hidden.
     pub(crate) fn with_binder<R>(&mut self, name: &Name, binding: Binding, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = self.enter_binder(name, binding);
+        let r = f(self);
+        self.restore(saved);
+        r
+    }
+
+    /// Enters a binder of `name` (see [`Simplifier::with_binder`]); `restore` the result
+    /// to leave it.
+    pub(crate) fn enter_binder(&mut self, name: &Name, binding: Binding) -> Saved {
+        // An interval that mentions the name itself (`for p in [0, p)`) means the outer
+        // variable: restate it through the outer variable's bounds before hiding them.
+        let binding = match binding {
+            Binding::Bounded(b, Some(iv)) if interval_uses(&iv, name) => {
+                let outer = |e: &Option<Expr>, lower: bool| -> Option<Expr> {
+                    let e = e.as_ref()?;
+                    if !expr_uses_var(e, name) {
+                        return Some(e.clone());
+                    }
+                    let r = bounds_of_expr_in_scope(e, &self.scope);
+                    let side = if lower { r.min } else { r.max }?;
+                    (!expr_uses_var(&side, name)).then_some(side)
+                };
+                Binding::Bounded(b, Some(Interval::new(outer(&iv.min, true), outer(&iv.max, false))))
+            }
+            other => other,
+        };
         let saved = self.save();
         self.scope.remove(name);
         self.scope.retain(|_, iv| !interval_uses(iv, name));
@@ -199,9 +231,7 @@ impl Simplifier {
                 }
             }
         }
-        let r = f(self);
-        self.restore(saved);
-        r
+        saved
     }
 
     /// Simplifies `e`, returning it with its constant bounds.
@@ -223,13 +253,16 @@ impl Simplifier {
 
     /// Simplifies the result of a rewrite rule.
     pub(crate) fn remutate(&mut self, e: Expr) -> S {
-        if self.depth >= MAX_DEPTH {
+        // A rule that gives back an expression being rewritten already is a cycle.
+        let cycle = self.rewriting.contains(&e);
+        debug_assert!(!cycle || !cfg!(test), "rewrite cycle at {e}");
+        if cycle || self.rewriting.len() >= MAX_DEPTH {
             let b = info::shallow(&e);
             return (e, b);
         }
-        self.depth += 1;
+        self.rewriting.push(e.clone());
         let r = self.mutate(&e);
-        self.depth -= 1;
+        self.rewriting.pop();
         r
     }
 
@@ -253,7 +286,7 @@ impl Simplifier {
             ExprKind::Load { buffer, index, predicate } => call::visit_load(self, e, buffer, index, predicate.as_ref()),
             ExprKind::Ramp { base, stride, lanes } => vector::visit_ramp(self, e, base, stride, *lanes),
             ExprKind::Broadcast { value, lanes } => vector::visit_broadcast(self, e, value, *lanes),
-            ExprKind::Let { name, value, body } => let_::visit(self, e, name, value, body),
+            ExprKind::Let { .. } => let_::visit(self, e),
             ExprKind::Call { args, .. } => call::visit_call(self, e, args),
         }
     }
@@ -306,6 +339,22 @@ impl Simplifier {
         (node, b)
     }
 
+    /// Constant bounds of `diff` (a simplified scalar expression) from the intervals of
+    /// the enclosing loops and lets, when there are any.
+    pub(crate) fn bounds_in_scope(&mut self, diff: &Expr) -> Option<Info> {
+        if self.scope.is_empty() || !diff.ty().is_scalar() || !is_int(diff.ty()) {
+            return None;
+        }
+        // The bounds may be symbolic (min(99 - n, -6)); their own constant bounds decide.
+        // They mention no variable of the scope any more, so a simplifier without one
+        // finds those (and cannot come back here).
+        let iv = bounds_of_expr_in_scope(diff, &self.scope);
+        let mut plain = Simplifier::new();
+        let lo = iv.min.as_ref().and_then(|e| plain.mutate(e).1).map(|i| i.min).unwrap_or(i128::MIN);
+        let hi = iv.max.as_ref().and_then(|e| plain.mutate(e).1).map(|i| i.max).unwrap_or(i128::MAX);
+        Some(Info::new(lo, hi))
+    }
+
     /// The truth of a condition that an enclosing `if` decided, if any.
     pub(crate) fn known(&self, e: &Expr) -> Option<bool> {
         self.facts.iter().rev().find(|(f, _)| f == e).map(|(_, v)| *v)
@@ -336,6 +385,24 @@ pub(crate) fn no_overflow(ty: Type) -> bool {
 /// True for integer (signed or unsigned) types.
 pub(crate) fn is_int(ty: Type) -> bool {
     ty.element().is_int_or_uint()
+}
+
+/// True unless `a op b` (`+`, `-` or `*`) are both constants whose exact result does not
+/// fit the type: a rewrite that would compute such a constant, where the original
+/// expression did not, must not apply (it would wrap).
+pub(crate) fn folds_exactly(op: BinOp, a: &Expr, b: &Expr) -> bool {
+    match (info::const_int(a), info::const_int(b), info::type_range(a.ty().element())) {
+        (Some(x), Some(y), Some(r)) => {
+            let v = match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                _ => Some(0),
+            };
+            v.is_some_and(|v| v >= r.min && v <= r.max)
+        }
+        _ => true,
+    }
 }
 
 /// An integer constant of type `ty` (broadcast for vectors) from a mathematical value,
@@ -371,7 +438,8 @@ pub(crate) fn make_scalar(ty: Type, v: Scalar) -> Expr {
 /// `a op b` folded, if both are constants.
 pub(crate) fn fold_binary(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
     let ty = a.ty();
-    let is_bitwise = matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Or);
+    let is_bitwise =
+        matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Or);
     if ty.element().is_float() && is_bitwise {
         return None;
     }

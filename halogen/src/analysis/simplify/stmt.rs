@@ -8,12 +8,13 @@
 //! empty blocks.
 
 use super::cmp::negate;
-use super::info::{const_int, Info};
+use super::info::{const_int, type_range, Info};
 use super::let_::is_trivial;
-use super::{no_overflow, Binding, Simplifier};
+use super::{no_overflow, Binding, Saved, Simplifier};
 use crate::analysis::interval::{bounds_of_expr_in_scope, Interval};
-use crate::analysis::substitute::{free_vars, stmt_binds_any, stmt_uses_var};
-use crate::ir::{BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt};
+use crate::analysis::substitute::{free_vars, stmt_binds_any};
+use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, Visitor};
+use std::collections::HashSet;
 
 impl Simplifier {
     /// Simplifies a statement in the current context.
@@ -21,7 +22,9 @@ impl Simplifier {
         match s {
             Stmt::LetStmt { name, value, body } => self.let_stmt(name, value, body),
             Stmt::For { name, min, extent, kind, body } => self.for_loop(name, min, extent, *kind, body),
-            Stmt::IfThenElse { condition, then_case, else_case } => self.if_then_else(condition, then_case, else_case.as_deref()),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                self.if_then_else(condition, then_case, else_case.as_deref())
+            }
             Stmt::Assert { condition, message } => {
                 let (c, _) = self.mutate(condition);
                 if c.is_true() {
@@ -48,7 +51,8 @@ impl Simplifier {
                 if b.is_no_op() {
                     return b;
                 }
-                let bounds = bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
+                let bounds =
+                    bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
                 Stmt::Realize { name: name.clone(), types: types.clone(), bounds, body: Box::new(b) }
             }
             Stmt::Allocate { name, ty, extents, body } => {
@@ -65,7 +69,12 @@ impl Simplifier {
                     return Stmt::no_op();
                 }
                 let predicate = p.filter(|p| !p.is_true());
-                Stmt::Store { buffer: buffer.clone(), value: self.mutate(value).0, index: self.mutate(index).0, predicate }
+                Stmt::Store {
+                    buffer: buffer.clone(),
+                    value: self.mutate(value).0,
+                    index: self.mutate(index).0,
+                    predicate,
+                }
             }
             Stmt::Evaluate(e) => {
                 let (v, _) = self.mutate(e);
@@ -85,24 +94,55 @@ impl Simplifier {
         }
     }
 
+    /// Simplifies a chain of `LetStmt`s (iteratively: lowering makes long ones).
     fn let_stmt(&mut self, name: &Name, value: &Expr, body: &Stmt) -> Stmt {
-        let (v, vi) = self.mutate(value);
-        if is_trivial(&v) && !stmt_binds_any(body, &free_vars(&v)) {
-            return self.with_binder(name, Binding::Replace(v, vi), |s| s.mutate_stmt(body));
+        let mut frames: Vec<(Name, Expr, bool, Saved)> = Vec::new();
+        let (mut name, mut value, mut body) = (name, value, body);
+        loop {
+            let (v, vi) = self.mutate(value);
+            let inline = is_trivial(&v) && !stmt_binds_any(body, &free_vars(&v));
+            let binding = if inline {
+                Binding::Replace(v.clone(), vi)
+            } else {
+                // Keep the value's interval when it says more than "the value itself".
+                let iv = if v.ty().is_scalar() && v.ty().is_int_or_uint() {
+                    let iv = bounds_of_expr_in_scope(&v, &self.scope);
+                    let informative = iv.min.as_ref().is_some_and(|e| e.is_const())
+                        || iv.max.as_ref().is_some_and(|e| e.is_const())
+                        || !iv.is_single_point();
+                    informative.then_some(iv)
+                } else {
+                    None
+                };
+                let vi = vi.filter(|b| Some(*b) != type_range(v.ty().element()));
+                Binding::Bounded(vi, iv)
+            };
+            let saved = self.enter_binder(name, binding);
+            frames.push((name.clone(), v, !inline, saved));
+            match body {
+                Stmt::LetStmt { name: n, value: v, body: b } => {
+                    (name, value, body) = (n, v, b);
+                }
+                _ => break,
+            }
         }
-        // Keep the value's interval when it says more than "the value itself".
-        let iv = if v.ty().is_scalar() && v.ty().is_int_or_uint() {
-            let iv = bounds_of_expr_in_scope(&v, &self.scope);
-            let informative = iv.min.as_ref().is_some_and(|e| e.is_const()) || iv.max.as_ref().is_some_and(|e| e.is_const()) || !iv.is_single_point();
-            informative.then_some(iv)
-        } else {
-            None
-        };
-        let b = self.with_binder(name, Binding::Bounded(vi, iv), |s| s.mutate_stmt(body));
-        if !stmt_uses_var(&b, name) {
-            return b;
+        let mut b = self.mutate_stmt(body);
+        let mut used: Option<HashSet<Name>> = None;
+        while let Some((name, v, kept, saved)) = frames.pop() {
+            self.restore(saved);
+            if !kept {
+                continue;
+            }
+            // The names the body uses, computed once and updated as lets wrap it.
+            let u = used.get_or_insert_with(|| stmt_free_vars(&b));
+            if !u.contains(&name) {
+                continue;
+            }
+            u.remove(&name);
+            u.extend(free_vars(&v));
+            b = Stmt::LetStmt { name, value: v, body: Box::new(b) };
         }
-        Stmt::LetStmt { name: name.clone(), value: v, body: Box::new(b) }
+        b
     }
 
     fn for_loop(&mut self, name: &Name, min: &Expr, extent: &Expr, kind: ForKind, body: &Stmt) -> Stmt {
@@ -139,7 +179,9 @@ impl Simplifier {
             return else_case.map(|e| self.mutate_stmt(e)).unwrap_or_else(Stmt::no_op);
         }
         let t = self.with_context(|s| s.learn(&c, true), |s| s.mutate_stmt(then_case));
-        let e = else_case.map(|e| self.with_context(|s| s.learn(&c, false), |s| s.mutate_stmt(e))).filter(|e| !e.is_no_op());
+        let e = else_case
+            .map(|e| self.with_context(|s| s.learn(&c, false), |s| s.mutate_stmt(e)))
+            .filter(|e| !e.is_no_op());
         match (t.is_no_op(), e) {
             (true, None) => Stmt::no_op(),
             (true, Some(e)) => {
@@ -182,6 +224,12 @@ impl Simplifier {
         if self.replacements.contains_key(name) {
             return;
         }
+        // Bound by constants and free parameters only: `n > x` must not turn the
+        // parameter n into an interval over the loop variable x (it would lose the
+        // identity that cancels n - n).
+        if free_vars(b).iter().any(|v| self.scope.contains_key(v)) {
+            return;
+        }
         let one = Expr::const_of(b.ty(), 1);
         let (lo, hi) = match op {
             CmpOp::Lt => (None, Some(Expr::sub(b.clone(), one))),
@@ -206,4 +254,21 @@ impl Simplifier {
         }
         self.scope.insert(name.clone(), iv);
     }
+}
+
+/// The variables a statement uses before binding them (a superset is fine: it only
+/// keeps a let that could have gone).
+fn stmt_free_vars(s: &Stmt) -> HashSet<Name> {
+    struct V(HashSet<Name>);
+    impl Visitor for V {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0.extend(free_vars(e));
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = V(HashSet::new());
+    v.visit_stmt(s);
+    v.0
 }

@@ -1,11 +1,12 @@
 //! Rules for `a - b`.
 
+use super::add::cancels;
 use super::linear::{self, norm};
-use super::{fold_binary, is_int, is_pos_zero, no_overflow, vector, Simplifier, S};
+use super::{fold_binary, folds_exactly, is_int, is_pos_zero, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `a - b` (operands simplified), or `None` to keep the node.
-pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
+pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
     let ty = x.ty();
     if let Some(r) = fold_binary(BinOp::Sub, x, y) {
@@ -47,20 +48,18 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     if no_overflow(ty) {
         // min(p, q) - y -> min(p - y, q - y) when either side cancels to a constant.
         if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = x.kind() {
-            if !y.is_const() {
-                let (ps, _) = s.mutate(&Expr::sub(p.clone(), y.clone()));
-                let (qs, _) = s.mutate(&Expr::sub(q.clone(), y.clone()));
-                if ps.is_const() || qs.is_const() {
+            if folds_exactly(BinOp::Sub, p, y) && folds_exactly(BinOp::Sub, q, y) {
+                let (ps, qs) = (Expr::sub(p.clone(), y.clone()), Expr::sub(q.clone(), y.clone()));
+                if cancels(&ps) || cancels(&qs) {
                     return Some(Expr::binary(*op, ps, qs));
                 }
             }
         }
         // x - min(p, q) -> max(x - p, x - q), likewise.
         if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = y.kind() {
-            if !x.is_const() {
-                let (ps, _) = s.mutate(&Expr::sub(x.clone(), p.clone()));
-                let (qs, _) = s.mutate(&Expr::sub(x.clone(), q.clone()));
-                if ps.is_const() || qs.is_const() {
+            if !x.is_const() && folds_exactly(BinOp::Sub, x, p) && folds_exactly(BinOp::Sub, x, q) {
+                let (ps, qs) = (Expr::sub(x.clone(), p.clone()), Expr::sub(x.clone(), q.clone()));
+                if cancels(&ps) || cancels(&qs) {
                     let flipped = if *op == BinOp::Min { BinOp::Max } else { BinOp::Min };
                     return Some(Expr::binary(flipped, ps, qs));
                 }

@@ -1,6 +1,7 @@
 //! Unit tests of the simplifier's rules.
 
 use super::*;
+use crate::analysis::interval::{Interval, Scope};
 use crate::ir::{CmpOp, ForKind, Intrinsic, MsgPart};
 
 fn x() -> Expr {
@@ -40,7 +41,10 @@ fn folds_constants_with_pinned_semantics() {
     let u8c = |v| Expr::int_imm(Type::u8(), v);
     assert_eq!(simplify(&add(u8c(250), u8c(10))), u8c(4));
     assert_eq!(simplify(&Expr::binary(BinOp::Shl, i(1), i(33))), i(2));
-    assert_eq!(simplify(&Expr::binary(BinOp::Shr, Expr::int_imm(Type::i8(), -128), Expr::int_imm(Type::i8(), 1))), Expr::int_imm(Type::i8(), -64));
+    assert_eq!(
+        simplify(&Expr::binary(BinOp::Shr, Expr::int_imm(Type::i8(), -128), Expr::int_imm(Type::i8(), 1))),
+        Expr::int_imm(Type::i8(), -64)
+    );
     let f = |v| Expr::float_imm(Type::f32(), v);
     assert_eq!(simplify(&add(f(0.1), f(0.2))), f((0.1f32 + 0.2f32) as f64));
     assert_eq!(simplify(&Expr::cast(Type::i32(), f(-2.9))), i(-2));
@@ -83,6 +87,9 @@ fn min_max() {
     assert_eq!(s(&Expr::min(Expr::min(x(), i(4)), i(2))), "min(x, 2)");
     assert_eq!(s(&Expr::min(Expr::max(x(), i(9)), i(2))), "2");
     assert_eq!(s(&Expr::max(y(), Expr::min(y(), x()))), "y");
+    // Shared operands.
+    assert_eq!(s(&Expr::min(Expr::min(x(), n()), Expr::min(add(x(), i(63)), n()))), "min(x, n)");
+    assert_eq!(s(&Expr::max(Expr::min(x(), n()), Expr::min(x(), y()))), "min(max(n, y), x)");
     // Constant bounds of a u8 value.
     let u = Expr::cast(Type::i32(), Expr::var(Type::u8(), "u"));
     assert_eq!(s(&Expr::min(u.clone(), i(300))), "int32(u)");
@@ -165,7 +172,8 @@ fn logic_and_select() {
     assert_eq!(simplify(&Expr::select(Expr::bool_imm(true), x(), y())), x());
     assert_eq!(simplify(&Expr::select(Expr::bool_imm(false), x(), y())), y());
     assert_eq!(simplify(&Expr::select(p.clone(), x(), x())), x());
-    assert_eq!(s(&Expr::select(Expr::not(p.clone()), x(), y())), "select((x < y), y, x)");
+    let b = Expr::var(Type::bool(), "b");
+    assert_eq!(s(&Expr::select(Expr::not(b.clone()), x(), y())), "select(b, y, x)");
     assert_eq!(simplify(&Expr::select(p.clone(), Expr::bool_imm(true), Expr::bool_imm(false))), p);
 }
 
@@ -267,7 +275,11 @@ fn stmt_structure() {
         "x",
         i(0),
         i(8),
-        Stmt::let_stmt("a", add(mul(x(), i(2)), i(1)), Stmt::if_then(Expr::lt(Expr::var(Type::i32(), "a"), i(16)), store("f", Expr::var(Type::i32(), "a"), i(1)))),
+        Stmt::let_stmt(
+            "a",
+            add(mul(x(), i(2)), i(1)),
+            Stmt::if_then(Expr::lt(Expr::var(Type::i32(), "a"), i(16)), store("f", Expr::var(Type::i32(), "a"), i(1))),
+        ),
     );
     assert_eq!(simplify_stmt(&st).to_string(), "for (x, 0, 8) {\n  let a = ((x * 2) + 1)\n  f[a] = 1\n}\n");
 }
@@ -291,4 +303,53 @@ fn stmt_facts_from_enclosing_ifs() {
     let st = for_("x", i(0), i(100), Stmt::if_then(c.clone(), inner));
     let r = simplify_stmt(&st).to_string();
     assert_eq!(r.matches("if ((x < n))").count(), 2, "{r}");
+}
+
+#[test]
+fn stmt_shadowed_loop_bounds() {
+    // The inner loop's extent mentions the outer p.
+    let p = || Expr::var(Type::i32(), "p");
+    let inner =
+        for_("p", i(0), Expr::min(p(), i(4)), Stmt::if_then(Expr::lt(i(4), add(p(), p())), store("out", i(1), p())));
+    let st = for_("p", i(1), i(4), inner);
+    let r = simplify_stmt(&st).to_string();
+    assert!(r.contains("out[1] = p"), "{r}");
+}
+
+#[test]
+fn long_let_chains() {
+    // t_k = t_{k-1} * y, 3000 deep (CSE output is like this): no deep recursion.
+    let n = 3000;
+    let mut body = add(Expr::var(Type::i32(), format!("t{}", n - 1)), i(0));
+    for k in (0..n).rev() {
+        let prev = if k == 0 { x() } else { Expr::var(Type::i32(), format!("t{}", k - 1)) };
+        body = Expr::let_in(format!("t{k}"), mul(prev, y()), body);
+    }
+    let r = std::thread::Builder::new().stack_size(1 << 20).spawn(move || simplify(&body)).unwrap().join().unwrap();
+    let mut depth = 0;
+    let mut cur = r;
+    while let ExprKind::Let { body, .. } = cur.kind() {
+        depth += 1;
+        let next = body.clone();
+        cur = next;
+    }
+    assert_eq!(depth, n);
+    // LetStmt chains too.
+    let mut st = store("f", Expr::var(Type::i32(), format!("t{}", n - 1)), i(1));
+    for k in (0..n).rev() {
+        let prev = if k == 0 { x() } else { Expr::var(Type::i32(), format!("t{}", k - 1)) };
+        st = Stmt::let_stmt(format!("t{k}"), mul(prev, y()), st);
+    }
+    let r = std::thread::Builder::new().stack_size(1 << 20).spawn(move || simplify_stmt(&st)).unwrap().join().unwrap();
+    assert!(matches!(r, Stmt::LetStmt { .. }));
+}
+
+#[test]
+fn simplify_in_scope_uses_intervals() {
+    let mut scope = Scope::new();
+    scope.insert("x".into(), Interval::bounded(i(0), sub(n(), i(1))));
+    assert!(can_prove_in_scope(&Expr::lt(x(), n()), &scope));
+    assert!(can_prove_in_scope(&Expr::cmp(CmpOp::Ge, add(x(), i(1)), i(1)), &scope));
+    assert_eq!(simplify_in_scope(&Expr::min(x(), sub(n(), i(1))), &scope).to_string(), "x");
+    assert!(!can_prove_in_scope(&Expr::lt(x(), sub(n(), i(1))), &scope));
 }
