@@ -41,9 +41,8 @@ fn input_with_margin(m: i32) -> Buffer<u16> {
 }
 
 fn reference(input: &Buffer<u16>) -> Vec<u16> {
-    let bx = |x: i32, y: i32| -> u16 {
-        input[[x - 1, y]].wrapping_add(input[[x, y]]).wrapping_add(input[[x + 1, y]]) / 3
-    };
+    let bx =
+        |x: i32, y: i32| -> u16 { input[[x - 1, y]].wrapping_add(input[[x, y]]).wrapping_add(input[[x + 1, y]]) / 3 };
     let mut out = Vec::new();
     for y in 0..H {
         for x in 0..W {
@@ -175,6 +174,7 @@ fn sliding_window_reuses_and_folds() {
     assert_eq!(sliding.stores["blur_x"], root.stores["blur_x"], "sliding window recomputes:\n{text}");
     assert_eq!(chunk.stores["blur_x"], (W * 3 * H) as u64, "chunks recompute two rows per row");
     assert_eq!(sliding.allocations["blur_x"], (W * 3) as u64, "storage is folded to 3 rows:\n{text}");
-    let alloc = text.lines().find(|l| l.trim_start().starts_with("allocate blur_x[")).unwrap_or_else(|| panic!("{text}"));
+    let alloc =
+        text.lines().find(|l| l.trim_start().starts_with("allocate blur_x[")).unwrap_or_else(|| panic!("{text}"));
     assert!(alloc.trim_end().ends_with("* 3]"), "{alloc}");
 }

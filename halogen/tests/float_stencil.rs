@@ -9,9 +9,13 @@ fn build(schedule: usize) -> (ImageParam, Func) {
     let (x, y) = (Var::new("x"), Var::new("y"));
     let clamped = boundary::repeat_edge(&input, &input.bounds());
     let smooth_x = Func::new("smooth_x");
-    smooth_x.def((x, y), clamped.at((x - 1, y)) * 0.25f32 + clamped.at((x, y)) * 0.5f32 + clamped.at((x + 1, y)) * 0.25f32);
+    smooth_x
+        .def((x, y), clamped.at((x - 1, y)) * 0.25f32 + clamped.at((x, y)) * 0.5f32 + clamped.at((x + 1, y)) * 0.25f32);
     let smooth_y = Func::new("smooth_y");
-    smooth_y.def((x, y), smooth_x.at((x, y - 1)) * 0.3f32 + smooth_x.at((x, y)) * 0.4f32 + smooth_x.at((x, y + 1)) * 0.3f32);
+    smooth_y.def(
+        (x, y),
+        smooth_x.at((x, y - 1)) * 0.3f32 + smooth_x.at((x, y)) * 0.4f32 + smooth_x.at((x, y + 1)) * 0.3f32,
+    );
     let out = Func::new("sharpened");
     out.def((x, y), sqrt(abs(clamped.at((x, y)) * 2.0f32 - smooth_y.at((x, y)))) + exp(smooth_y.at((x, y)) * -0.01f32));
     let (xi, yi, yo) = (Var::new("xi"), Var::new("yi"), Var::new("yo"));

@@ -32,13 +32,13 @@ fn pipeline(schedule: u32) -> (ImageParam, Func) {
     let ri = RDom::new(&[(Expr::from(0), Expr::from(256))]);
     let hist = Func::new("hist");
     hist.def(i, 0);
-    hist.update(Expr::from(input.at((r.x(), r.y()))), hist.at(Expr::from(input.at((r.x(), r.y())))) + 1);
+    hist.update(input.at((r.x(), r.y())), hist.at(input.at((r.x(), r.y()))) + 1);
     let cdf = Func::new("cdf");
     cdf.def(i, 0);
     cdf.update(ri.x(), cdf.at(ri.x() - 1) + hist.at(ri.x()));
     let out = Func::new("equalized");
     let total = input.width() * input.height();
-    out.def((x, y), cast(Type::u8(), cdf.at(Expr::from(input.at((x, y)))) * 255 / total));
+    out.def((x, y), cast(Type::u8(), cdf.at(input.at((x, y))) * 255 / total));
     match schedule {
         0 => {}
         1 => {

@@ -206,6 +206,10 @@ impl std::fmt::Debug for Expr {
     }
 }
 
+// The constructors named `add`, `sub`, `not`... take two operands of one type and do no
+// coercion: they are the compiler's own. Users get `+`, `-`, `!` with Halide's coercion
+// rules from the operator traits in `lang::expr_ops`.
+#[allow(clippy::should_implement_trait)]
 impl Expr {
     /// Build a node from its type and kind.
     pub fn make(ty: Type, kind: ExprKind) -> Expr {
@@ -251,7 +255,11 @@ impl Expr {
     }
     /// A constant of any scalar type with the value `v` (converted as a cast would).
     pub fn const_of(ty: Type, v: i64) -> Expr {
-        let e = if ty.element().is_float() { Expr::float_imm(ty.element(), v as f64) } else { Expr::int_imm(ty.element(), v) };
+        let e = if ty.element().is_float() {
+            Expr::float_imm(ty.element(), v as f64)
+        } else {
+            Expr::int_imm(ty.element(), v)
+        };
         if ty.is_vector() {
             Expr::broadcast(e, ty.lanes)
         } else {
@@ -308,7 +316,10 @@ impl Expr {
     }
     /// Intrinsic call of result type `ty`.
     pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
-        Expr::make(ty, ExprKind::Call { name: format!("{which:?}").to_lowercase().into(), args, kind: CallKind::Intrinsic(which) })
+        Expr::make(
+            ty,
+            ExprKind::Call { name: format!("{which:?}").to_lowercase().into(), args, kind: CallKind::Intrinsic(which) },
+        )
     }
 
     // ----- shorthands for the compiler -----

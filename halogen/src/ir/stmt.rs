@@ -174,7 +174,9 @@ impl Stmt {
     /// child expression by `fe(child)`.
     pub fn map_children(&self, mut fs: impl FnMut(&Stmt) -> Stmt, mut fe: impl FnMut(&Expr) -> Expr) -> Stmt {
         match self {
-            Stmt::LetStmt { name, value, body } => Stmt::LetStmt { name: name.clone(), value: fe(value), body: Box::new(fs(body)) },
+            Stmt::LetStmt { name, value, body } => {
+                Stmt::LetStmt { name: name.clone(), value: fe(value), body: Box::new(fs(body)) }
+            }
             Stmt::Assert { condition, message } => Stmt::Assert {
                 condition: fe(condition),
                 message: message
@@ -188,9 +190,13 @@ impl Stmt {
             Stmt::ProducerConsumer { name, is_producer, body } => {
                 Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(fs(body)) }
             }
-            Stmt::For { name, min, extent, kind, body } => {
-                Stmt::For { name: name.clone(), min: fe(min), extent: fe(extent), kind: *kind, body: Box::new(fs(body)) }
-            }
+            Stmt::For { name, min, extent, kind, body } => Stmt::For {
+                name: name.clone(),
+                min: fe(min),
+                extent: fe(extent),
+                kind: *kind,
+                body: Box::new(fs(body)),
+            },
             Stmt::Provide { name, values, args } => Stmt::Provide {
                 name: name.clone(),
                 values: values.iter().map(&mut fe).collect(),

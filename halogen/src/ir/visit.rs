@@ -113,9 +113,11 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                 })
                 .collect(),
         },
-        Stmt::ProducerConsumer { name, is_producer, body } => {
-            Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(m.mutate_stmt(body)) }
-        }
+        Stmt::ProducerConsumer { name, is_producer, body } => Stmt::ProducerConsumer {
+            name: name.clone(),
+            is_producer: *is_producer,
+            body: Box::new(m.mutate_stmt(body)),
+        },
         Stmt::For { name, min, extent, kind, body } => {
             let min = m.mutate_expr(min);
             let extent = m.mutate_expr(extent);

@@ -211,7 +211,9 @@ impl Func {
         }
         let mut d = self.0.lock();
         if d.pure.is_some() {
-            d.errors.push(Error::Definition(format!("Func '{name}' already has a pure definition; use update() for more (at {loc})")));
+            d.errors.push(Error::Definition(format!(
+                "Func '{name}' already has a pure definition; use update() for more (at {loc})"
+            )));
             return self;
         }
         let dims = names.iter().map(|n| Dim { var: n.clone(), kind: ForKind::Serial, is_rvar: false }).collect();
@@ -244,7 +246,9 @@ impl Func {
             match &d.pure {
                 None => {
                     drop(d);
-                    self.record(Error::Definition(format!("Func '{name}': update() before the pure definition (at {loc})")));
+                    self.record(Error::Definition(format!(
+                        "Func '{name}': update() before the pure definition (at {loc})"
+                    )));
                     return self;
                 }
                 Some(p) => (d.args.clone(), p.values.iter().map(|v| v.ty()).collect::<Vec<_>>()),
@@ -286,7 +290,10 @@ impl Func {
         all.extend(vals.iter().cloned());
         let rdoms = collect_rdoms(&all);
         if rdoms.len() > 1 {
-            self.record(Error::Definition(format!("Func '{name}': an update may use only one RDom, this one uses {} (at {loc})", rdoms.len())));
+            self.record(Error::Definition(format!(
+                "Func '{name}': an update may use only one RDom, this one uses {} (at {loc})",
+                rdoms.len()
+            )));
             return self;
         }
         let rdom = rdoms.into_iter().next();
@@ -304,7 +311,12 @@ impl Func {
                 }
             }
         }
-        self.0.lock().updates.push(Definition { args, values: vals, rdom, schedule: StageSchedule { dims, ..Default::default() } });
+        self.0.lock().updates.push(Definition {
+            args,
+            values: vals,
+            rdom,
+            schedule: StageSchedule { dims, ..Default::default() },
+        });
         self
     }
 
@@ -334,7 +346,11 @@ impl Func {
                 let msg = if types.is_empty() {
                     format!("Func '{}' is called before it has a definition (at {loc})", self.name())
                 } else {
-                    format!("Func '{}' has {} values; value {index} does not exist (at {loc})", self.name(), types.len())
+                    format!(
+                        "Func '{}' has {} values; value {index} does not exist (at {loc})",
+                        self.name(),
+                        types.len()
+                    )
                 };
                 self.record(Error::Definition(msg));
                 Type::i32()
@@ -348,7 +364,14 @@ impl Func {
                 args.len()
             )));
         }
-        Expr::make(ty, ExprKind::Call { name: self.name(), args, kind: CallKind::Func { func: self.0.clone(), value_index: index } })
+        Expr::make(
+            ty,
+            ExprKind::Call {
+                name: self.name(),
+                args,
+                kind: CallKind::Func { func: self.0.clone(), value_index: index },
+            },
+        )
     }
 
     /// Size estimates for the auto-scheduler, `(min, extent)` per dimension.
@@ -409,7 +432,11 @@ impl Func {
 
     /// Promise that pure variable `var` covers exactly `[min, min + extent)`.
     pub fn bound(&self, var: Var, min: impl Into<Expr>, extent: impl Into<Expr>) -> &Func {
-        let b = Bound { var: var.name(), min: super::expr_ops::to_i32(min.into()), extent: super::expr_ops::to_i32(extent.into()) };
+        let b = Bound {
+            var: var.name(),
+            min: super::expr_ops::to_i32(min.into()),
+            extent: super::expr_ops::to_i32(extent.into()),
+        };
         let mut d = self.0.lock();
         d.schedule.touched = true;
         d.schedule.bounds.retain(|o| o.var != b.var);
@@ -427,7 +454,10 @@ impl Func {
         d.schedule.touched = true;
         for n in &names {
             if !d.args.contains(n) {
-                let e = Error::Schedule(format!("Func '{}': reorder_storage: '{n}' is not one of its pure variables {:?} (at {loc})", d.name, d.args));
+                let e = Error::Schedule(format!(
+                    "Func '{}': reorder_storage: '{n}' is not one of its pure variables {:?} (at {loc})",
+                    d.name, d.args
+                ));
                 d.errors.push(e);
                 return self;
             }
@@ -460,13 +490,26 @@ impl Func {
 
     /// Split `var` into `outer * factor + inner` with the default tail strategy.
     #[track_caller]
-    pub fn split(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32) -> &Func {
+    pub fn split(
+        &self,
+        var: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
+        factor: i32,
+    ) -> &Func {
         self.pure_stage().split(var, outer, inner, factor);
         self
     }
     /// Split with an explicit tail strategy.
     #[track_caller]
-    pub fn split_with(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32, tail: TailStrategy) -> &Func {
+    pub fn split_with(
+        &self,
+        var: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
+        factor: i32,
+        tail: TailStrategy,
+    ) -> &Func {
         self.pure_stage().split_with(var, outer, inner, factor, tail);
         self
     }
@@ -478,7 +521,15 @@ impl Func {
     }
     /// Tile `x, y` by `w × h`; `x, y` then name the tile loops and `xi, yi` the loops inside.
     #[track_caller]
-    pub fn tile(&self, x: impl Into<VarOrRVar>, y: impl Into<VarOrRVar>, xi: impl Into<VarOrRVar>, yi: impl Into<VarOrRVar>, w: i32, h: i32) -> &Func {
+    pub fn tile(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Func {
         self.pure_stage().tile(x, y, xi, yi, w, h);
         self
     }
@@ -532,7 +583,12 @@ impl Func {
 }
 
 impl Stage {
-    fn with_schedule(&self, directive: &str, loc: &Location<'_>, f: impl FnOnce(&mut StageSchedule) -> Result<(), String>) -> &Stage {
+    fn with_schedule(
+        &self,
+        directive: &str,
+        loc: &Location<'_>,
+        f: impl FnOnce(&mut StageSchedule) -> Result<(), String>,
+    ) -> &Stage {
         let mut d = self.func.lock();
         let fname = d.name.clone();
         let index = self.index;
@@ -555,20 +611,38 @@ impl Stage {
 
     /// Split `var` into `outer * factor + inner` with the default tail strategy.
     #[track_caller]
-    pub fn split(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32) -> &Stage {
+    pub fn split(
+        &self,
+        var: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
+        factor: i32,
+    ) -> &Stage {
         self.split_with(var, outer, inner, factor, TailStrategy::Auto)
     }
 
     /// Split with an explicit tail strategy.
     #[track_caller]
-    pub fn split_with(&self, var: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, inner: impl Into<VarOrRVar>, factor: i32, tail: TailStrategy) -> &Stage {
+    pub fn split_with(
+        &self,
+        var: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
+        factor: i32,
+        tail: TailStrategy,
+    ) -> &Stage {
         let (old, outer, inner) = (var.into().name(), outer.into().name(), inner.into().name());
         self.with_schedule("split", Location::caller(), |s| split_dims(s, &old, &outer, &inner, factor, tail))
     }
 
     /// Fuse loops `inner` and `outer` (adjacent, `inner` inside) into one loop `fused`.
     #[track_caller]
-    pub fn fuse(&self, inner: impl Into<VarOrRVar>, outer: impl Into<VarOrRVar>, fused: impl Into<VarOrRVar>) -> &Stage {
+    pub fn fuse(
+        &self,
+        inner: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        fused: impl Into<VarOrRVar>,
+    ) -> &Stage {
         let (inner, outer, fused) = (inner.into().name(), outer.into().name(), fused.into().name());
         self.with_schedule("fuse", Location::caller(), |s| {
             let i = position(s, &inner)?;
@@ -589,7 +663,15 @@ impl Stage {
 
     /// Tile `x, y` by `w × h`; `x, y` then name the tile loops and `xi, yi` the loops inside.
     #[track_caller]
-    pub fn tile(&self, x: impl Into<VarOrRVar>, y: impl Into<VarOrRVar>, xi: impl Into<VarOrRVar>, yi: impl Into<VarOrRVar>, w: i32, h: i32) -> &Stage {
+    pub fn tile(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Stage {
         let (x, y) = (x.into(), y.into());
         self.tile_named(x, y, x, y, xi, yi, w, h)
     }
@@ -608,7 +690,8 @@ impl Stage {
         w: i32,
         h: i32,
     ) -> &Stage {
-        let (x, y, xo, yo, xi, yi) = (x.into().name(), y.into().name(), xo.into().name(), yo.into().name(), xi.into().name(), yi.into().name());
+        let (x, y, xo, yo, xi, yi) =
+            (x.into().name(), y.into().name(), xo.into().name(), yo.into().name(), xi.into().name(), yi.into().name());
         self.with_schedule("tile", Location::caller(), |s| {
             split_dims(s, &x, &xo, &xi, w, TailStrategy::Auto)?;
             split_dims(s, &y, &yo, &yi, h, TailStrategy::Auto)?;
@@ -655,7 +738,15 @@ impl Stage {
         self.set_kind("unroll_full", Location::caller(), var.into().name(), ForKind::Unrolled)
     }
 
-    fn split_and_mark(&self, directive: &str, loc: &Location<'_>, var: Name, factor: i32, kind: ForKind, suffix: &str) -> &Stage {
+    fn split_and_mark(
+        &self,
+        directive: &str,
+        loc: &Location<'_>,
+        var: Name,
+        factor: i32,
+        kind: ForKind,
+        suffix: &str,
+    ) -> &Stage {
         self.with_schedule(directive, loc, |s| {
             if factor < 1 {
                 return Err(format!("the factor must be at least 1, got {factor}"));
@@ -676,7 +767,14 @@ fn position(s: &StageSchedule, var: &Name) -> Result<usize, String> {
     })
 }
 
-fn split_dims(s: &mut StageSchedule, old: &Name, outer: &Name, inner: &Name, factor: i32, tail: TailStrategy) -> Result<(), String> {
+fn split_dims(
+    s: &mut StageSchedule,
+    old: &Name,
+    outer: &Name,
+    inner: &Name,
+    factor: i32,
+    tail: TailStrategy,
+) -> Result<(), String> {
     if factor < 1 {
         return Err(format!("the factor must be at least 1, got {factor}"));
     }

@@ -1,6 +1,6 @@
 //! Pure variables, reduction variables and reduction domains.
 
-use crate::ir::{Expr, ExprKind, Name, VarBinding, ReductionDomain, ReductionRef, ReductionVariable, Type};
+use crate::ir::{Expr, ExprKind, Name, ReductionDomain, ReductionRef, ReductionVariable, Type, VarBinding};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -36,7 +36,13 @@ fn value(e: &Expr) -> MsgPart {
 }
 
 /// `inner ⊆ outer` along one dimension, as an assertion with a message.
-fn containment_assert(inner: (&Expr, &Expr), outer: (&Expr, &Expr), intro: String, inner_word: &str, outer_word: &str) -> Stmt {
+fn containment_assert(
+    inner: (&Expr, &Expr),
+    outer: (&Expr, &Expr),
+    intro: String,
+    inner_word: &str,
+    outer_word: &str,
+) -> Stmt {
     // An empty region (max < min) needs nothing.
     let inside = Expr::and(Expr::le(outer.0.clone(), inner.0.clone()), Expr::le(inner.1.clone(), outer.1.clone()));
     let cond = Expr::or(Expr::lt(inner.1.clone(), inner.0.clone()), inside);
@@ -92,13 +98,21 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
             }
             match t.calls.get(name) {
                 Some(r) => simplify_region(r),
-                None => return Err(Error::internal("bounds_inference", format!("Func '{name}' is realized but never called"))),
+                None => {
+                    return Err(Error::internal(
+                        "bounds_inference",
+                        format!("Func '{name}' is realized but never called"),
+                    ))
+                }
             }
         }
     };
     for b in &f.schedule.bounds {
         let Some(d) = f.args.iter().position(|a| *a == b.var) else {
-            return Err(Error::Schedule(format!("Func '{name}': bound({}): '{}' is not one of its pure variables {:?}", b.var, b.var, f.args)));
+            return Err(Error::Schedule(format!(
+                "Func '{name}': bound({}): '{}' is not one of its pure variables {:?}",
+                b.var, b.var, f.args
+            )));
         };
         let lo = b.min.clone();
         let hi = simplify(&Expr::sub(Expr::add(b.min.clone(), b.extent.clone()), Expr::i32(1)));
@@ -136,7 +150,10 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
         _ => return Err(Error::internal("bounds_inference", format!("expected the producer of '{name}'"))),
     };
     if stages.len() != f.stages.len() {
-        return Err(Error::internal("bounds_inference", format!("Func '{name}' has {} stages but its producer has {}", f.stages.len(), stages.len())));
+        return Err(Error::internal(
+            "bounds_inference",
+            format!("Func '{name}' has {} stages but its producer has {}", f.stages.len(), stages.len()),
+        ));
     }
     let mut lets: Vec<(Name, Expr)> = Vec::new();
     let mut later: Option<Region> = None;
@@ -149,7 +166,9 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
         let mut stage_lets = Vec::new();
         for (d, v) in stage_pure_vars(f, k) {
             let (Some(lo), Some(hi)) = (&need[d].min, &need[d].max) else {
-                return Err(Error::Bounds(format!("Func '{name}': the region of dimension {d} ('{v}') cannot be bounded")));
+                return Err(Error::Bounds(format!(
+                    "Func '{name}': the region of dimension {d} ('{v}') cannot be bounded"
+                )));
             };
             stage_lets.push((Name::from(format!("{prefix}{v}.min")), lo.clone()));
             stage_lets.push((Name::from(format!("{prefix}{v}.max")), hi.clone()));
@@ -236,18 +255,28 @@ fn infer(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
             }
             Ok(Stmt::Block(out))
         }
-        Stmt::ProducerConsumer { ref name, is_producer: true, .. } if ctx.env.funcs.get(name).is_some_and(|f| f.is_output) => {
+        Stmt::ProducerConsumer { ref name, is_producer: true, .. }
+            if ctx.env.funcs.get(name).is_some_and(|f| f.is_output) =>
+        {
             let f = ctx.env.funcs[name].clone();
             let produce = match s {
-                Stmt::ProducerConsumer { name, is_producer, body } => Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) },
+                Stmt::ProducerConsumer { name, is_producer, body } => {
+                    Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) }
+                }
                 _ => unreachable!(),
             };
             process_pair(&f, produce, None, ctx)
         }
         Stmt::LetStmt { name, value, body } => Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx)?) }),
-        Stmt::For { name, min, extent, kind, body } => Ok(Stmt::For { name, min, extent, kind, body: Box::new(infer(*body, ctx)?) }),
-        Stmt::ProducerConsumer { name, is_producer, body } => Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) }),
-        Stmt::Realize { name, types, bounds, body } => Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::For { name, min, extent, kind, body } => {
+            Ok(Stmt::For { name, min, extent, kind, body: Box::new(infer(*body, ctx)?) })
+        }
+        Stmt::ProducerConsumer { name, is_producer, body } => {
+            Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) })
+        }
+        Stmt::Realize { name, types, bounds, body } => {
+            Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx)?) })
+        }
         Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
             condition,
             then_case: Box::new(infer(*then_case, ctx)?),
@@ -279,10 +308,11 @@ pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
         }
         Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => Some(scope.clone()),
         Stmt::Block(v) => v.iter().find_map(|c| scope_to_producer(c, f, scope)),
-        Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::Allocate { body, .. } => scope_to_producer(body, f, scope),
-        Stmt::IfThenElse { then_case, else_case, .. } => {
-            scope_to_producer(then_case, f, scope).or_else(|| else_case.as_ref().and_then(|e| scope_to_producer(e, f, scope)))
+        Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::Allocate { body, .. } => {
+            scope_to_producer(body, f, scope)
         }
+        Stmt::IfThenElse { then_case, else_case, .. } => scope_to_producer(then_case, f, scope)
+            .or_else(|| else_case.as_ref().and_then(|e| scope_to_producer(e, f, scope))),
         _ => None,
     }
 }
@@ -290,8 +320,9 @@ pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
 fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
     match s {
         Stmt::Realize { name, types, body, .. } => {
-            let scope = scope_to_producer(&body, &name, &Scope::new())
-                .ok_or_else(|| Error::internal("bounds_inference", format!("no producer of '{name}' inside its realization")))?;
+            let scope = scope_to_producer(&body, &name, &Scope::new()).ok_or_else(|| {
+                Error::internal("bounds_inference", format!("no producer of '{name}' inside its realization"))
+            })?;
             let region = &ctx.realized[&name];
             let mut bounds = Vec::new();
             for (d, iv) in region.iter().enumerate() {
@@ -307,9 +338,15 @@ fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
             let body = fill_realize_bounds(*body, ctx)?;
             Ok(Stmt::Realize { name, types, bounds, body: Box::new(body) })
         }
-        Stmt::LetStmt { name, value, body } => Ok(Stmt::LetStmt { name, value, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
-        Stmt::For { name, min, extent, kind, body } => Ok(Stmt::For { name, min, extent, kind, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
-        Stmt::ProducerConsumer { name, is_producer, body } => Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(fill_realize_bounds(*body, ctx)?) }),
+        Stmt::LetStmt { name, value, body } => {
+            Ok(Stmt::LetStmt { name, value, body: Box::new(fill_realize_bounds(*body, ctx)?) })
+        }
+        Stmt::For { name, min, extent, kind, body } => {
+            Ok(Stmt::For { name, min, extent, kind, body: Box::new(fill_realize_bounds(*body, ctx)?) })
+        }
+        Stmt::ProducerConsumer { name, is_producer, body } => {
+            Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(fill_realize_bounds(*body, ctx)?) })
+        }
         Stmt::Block(v) => Ok(Stmt::Block(v.into_iter().map(|c| fill_realize_bounds(c, ctx)).collect::<Result<_>>()?)),
         Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
             condition,

@@ -35,7 +35,9 @@ pub struct Touched {
 fn union_side(a: &Option<Expr>, b: &Option<Expr>, take_min: bool) -> Option<Expr> {
     match (a, b) {
         (Some(x), Some(y)) if x == y => Some(x.clone()),
-        (Some(x), Some(y)) => Some(if take_min { Expr::min(x.clone(), y.clone()) } else { Expr::max(x.clone(), y.clone()) }),
+        (Some(x), Some(y)) => {
+            Some(if take_min { Expr::min(x.clone(), y.clone()) } else { Expr::max(x.clone(), y.clone()) })
+        }
         _ => None,
     }
 }
@@ -103,7 +105,12 @@ impl Walker {
         for (d, a) in args.iter().enumerate() {
             let iv = bounds_of_expr_in_scope(a, &self.scope);
             if iv.min.is_none() || iv.max.is_none() {
-                self.out.unbounded.push(Unbounded { callee: callee.clone(), dim: d, caller: self.caller.last().cloned(), index: a.clone() });
+                self.out.unbounded.push(Unbounded {
+                    callee: callee.clone(),
+                    dim: d,
+                    caller: self.caller.last().cloned(),
+                    index: a.clone(),
+                });
             }
             region.push(iv);
         }

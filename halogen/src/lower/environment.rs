@@ -125,7 +125,9 @@ fn collect_funcs(outputs: &[FuncRef]) -> Result<Vec<FuncRef>> {
         let n = f.name();
         if let Some(other) = names.insert(n.clone(), f.clone()) {
             if other != *f {
-                return Err(Error::Definition(format!("two different Funcs are named '{n}'; give each Func its own name")));
+                return Err(Error::Definition(format!(
+                    "two different Funcs are named '{n}'; give each Func its own name"
+                )));
             }
         }
     }
@@ -146,7 +148,9 @@ impl Mutator for Inliner<'_> {
             return r.clone();
         }
         let out = match e.kind() {
-            ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } } if self.inlined.contains_key(name) => {
+            ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } }
+                if self.inlined.contains_key(name) =>
+            {
                 let (params, values) = &self.inlined[name];
                 let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
                 let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
@@ -161,7 +165,12 @@ impl Mutator for Inliner<'_> {
     }
 }
 
-fn check_free_vars(f: &FuncInfo, stage_index: usize, stage: &StageDef, params: &mut BTreeMap<Name, Type>) -> Result<()> {
+fn check_free_vars(
+    f: &FuncInfo,
+    stage_index: usize,
+    stage: &StageDef,
+    params: &mut BTreeMap<Name, Type>,
+) -> Result<()> {
     struct Free<'a> {
         allowed: &'a HashSet<Name>,
         bad: Option<Name>,
@@ -258,10 +267,21 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         if let Some(e) = d.errors.first() {
             return Err(e.clone());
         }
-        let pure = d.pure.as_ref().ok_or_else(|| Error::Definition(format!("Func '{}' is used but never defined", d.name)))?;
-        let mut stages = vec![StageDef { args: pure.args.clone(), values: pure.values.clone(), rdom: None, schedule: pure.schedule.clone() }];
+        let pure =
+            d.pure.as_ref().ok_or_else(|| Error::Definition(format!("Func '{}' is used but never defined", d.name)))?;
+        let mut stages = vec![StageDef {
+            args: pure.args.clone(),
+            values: pure.values.clone(),
+            rdom: None,
+            schedule: pure.schedule.clone(),
+        }];
         for u in &d.updates {
-            stages.push(StageDef { args: u.args.clone(), values: u.values.clone(), rdom: u.rdom.clone(), schedule: u.schedule.clone() });
+            stages.push(StageDef {
+                args: u.args.clone(),
+                values: u.values.clone(),
+                rdom: u.rdom.clone(),
+                schedule: u.schedule.clone(),
+            });
         }
         let is_output = output_names.contains(&d.name);
         let has_updates = !d.updates.is_empty();
@@ -269,26 +289,35 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             (Some(LoopLevel::Root) | None, true) => LoopLevel::Root,
             (Some(other), true) => {
                 return Err(Error::Schedule(format!(
-                    "Func '{}' is an output of the pipeline, so it is computed at root; it cannot be scheduled {other:?}",
-                    d.name
-                )))
+                "Func '{}' is an output of the pipeline, so it is computed at root; it cannot be scheduled {other:?}",
+                d.name
+            )))
             }
             (Some(l), false) => l.clone(),
             (None, false) if has_updates => LoopLevel::Root,
             (None, false) => LoopLevel::Inlined,
         };
         if compute == LoopLevel::Inlined && has_updates {
-            return Err(Error::Schedule(format!("Func '{}': compute_inline: a Func with update definitions cannot be inlined", d.name)));
+            return Err(Error::Schedule(format!(
+                "Func '{}': compute_inline: a Func with update definitions cannot be inlined",
+                d.name
+            )));
         }
         let store = match &d.schedule.store_level {
             Some(l) if compute == LoopLevel::Inlined => {
-                return Err(Error::Schedule(format!("Func '{}' is computed inline, so it has no storage to place with store level {l:?}", d.name)))
+                return Err(Error::Schedule(format!(
+                    "Func '{}' is computed inline, so it has no storage to place with store level {l:?}",
+                    d.name
+                )))
             }
             Some(l) => l.clone(),
             None => compute.clone(),
         };
         if is_output && store != LoopLevel::Root {
-            return Err(Error::Schedule(format!("Func '{}' is an output; its storage is the output buffer and cannot be placed elsewhere", d.name)));
+            return Err(Error::Schedule(format!(
+                "Func '{}' is an output; its storage is the output buffer and cannot be placed elsewhere",
+                d.name
+            )));
         }
         infos.push(FuncInfo {
             name: d.name.clone(),
@@ -303,8 +332,11 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
     }
 
     // Inline.
-    let inlined: HashMap<Name, (Vec<Name>, Vec<Expr>)> =
-        infos.iter().filter(|f| f.compute == LoopLevel::Inlined).map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone()))).collect();
+    let inlined: HashMap<Name, (Vec<Name>, Vec<Expr>)> = infos
+        .iter()
+        .filter(|f| f.compute == LoopLevel::Inlined)
+        .map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone())))
+        .collect();
     let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new() };
     let mut funcs: BTreeMap<Name, FuncInfo> = BTreeMap::new();
     let mut params = BTreeMap::new();
@@ -333,8 +365,15 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         for (what, level) in [("compute_at", &f.compute), ("store_at", &f.store)] {
             if let LoopLevel::At { func, var } = level {
                 if !funcs.contains_key(func) {
-                    let why = if inlined.contains_key(func) { "which is computed inline and so has no loops" } else { "which is not part of this pipeline" };
-                    return Err(Error::Schedule(format!("Func '{}': {what}({func}, {var}) names Func '{func}', {why}", f.name)));
+                    let why = if inlined.contains_key(func) {
+                        "which is computed inline and so has no loops"
+                    } else {
+                        "which is not part of this pipeline"
+                    };
+                    return Err(Error::Schedule(format!(
+                        "Func '{}': {what}({func}, {var}) names Func '{func}', {why}",
+                        f.name
+                    )));
                 }
                 if *func == f.name {
                     return Err(Error::Schedule(format!("Func '{}': {what} names its own loop '{var}'", f.name)));
@@ -381,7 +420,13 @@ fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Resu
         Visiting,
         Done,
     }
-    fn visit(n: &Name, funcs: &BTreeMap<Name, FuncInfo>, marks: &mut HashMap<Name, Mark>, order: &mut Vec<Name>, path: &mut Vec<Name>) -> Result<()> {
+    fn visit(
+        n: &Name,
+        funcs: &BTreeMap<Name, FuncInfo>,
+        marks: &mut HashMap<Name, Mark>,
+        order: &mut Vec<Name>,
+        path: &mut Vec<Name>,
+    ) -> Result<()> {
         match marks.get(n) {
             Some(Mark::Done) => return Ok(()),
             Some(Mark::Visiting) => {

@@ -8,12 +8,12 @@ use super::storage_flattening::storage_flattening;
 use super::storage_folding::{storage_folding, Fold};
 use super::unroll::unroll;
 use super::vectorize::vectorize;
+use super::verify::verify;
 use super::LowerCtx;
 use crate::analysis::{cse_stmt, simplify_stmt};
 use crate::error::Result;
 use crate::ir::{Name, Stmt};
 use crate::lang::func::FuncRef;
-use super::verify::verify;
 use std::collections::{HashMap, HashSet};
 
 /// The result of lowering: the final loop nest and what the runtime must bind.

@@ -1,8 +1,8 @@
 //! Lowering: from Funcs and their schedules to one loop nest. `lower.rs` runs the passes
 //! in order; each pass lives in its own file.
 
-pub mod boxes;
 pub mod bounds_inference;
+pub mod boxes;
 pub mod environment;
 #[allow(clippy::module_inception)]
 pub mod lower;

@@ -116,7 +116,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
     for split in &sched.splits {
         match split {
             Split::Split { old, outer, inner, factor, tail } => {
-                let old_i = internal.remove(old).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: split of unknown loop '{old}'")))?;
+                let old_i = internal.remove(old).ok_or_else(|| {
+                    Error::internal("schedule_functions", format!("{what}: split of unknown loop '{old}'"))
+                })?;
                 let r = ranges[&old_i].clone();
                 let rvar = is_rvar[&old_i];
                 // Halide's Auto, except that nothing is computed outside the region a
@@ -153,7 +155,10 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
                         // smaller than the factor starts at its start and guards the rest.
                         let shifted = Expr::max(Expr::min(step, Expr::sub(r.extent.clone(), f_e.clone())), c(0));
                         let base = Expr::add(Expr::add(r.min.clone(), shifted), inner_v);
-                        guards.push(Expr::or(Expr::le(f_e.clone(), r.extent.clone()), Expr::le(base.clone(), last.clone())));
+                        guards.push(Expr::or(
+                            Expr::le(f_e.clone(), r.extent.clone()),
+                            Expr::le(base.clone(), last.clone()),
+                        ));
                         base
                     }
                     TailStrategy::GuardWithIf => {
@@ -174,12 +179,19 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
                 internal.insert(inner.clone(), inner_i);
             }
             Split::Fuse { inner, outer, fused } => {
-                let inner_i = internal.remove(inner).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{inner}'")))?;
-                let outer_i = internal.remove(outer).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{outer}'")))?;
+                let inner_i = internal.remove(inner).ok_or_else(|| {
+                    Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{inner}'"))
+                })?;
+                let outer_i = internal.remove(outer).ok_or_else(|| {
+                    Error::internal("schedule_functions", format!("{what}: fuse of unknown loop '{outer}'"))
+                })?;
                 let ri = ranges[&inner_i].clone();
                 let ro = ranges[&outer_i].clone();
                 let fused_i: Name = format!("{outer_i}.{inner_i}.{fused}").into();
-                ranges.insert(fused_i.clone(), VarRange { min: c(0), extent: Expr::mul(ri.extent.clone(), ro.extent.clone()) });
+                ranges.insert(
+                    fused_i.clone(),
+                    VarRange { min: c(0), extent: Expr::mul(ri.extent.clone(), ro.extent.clone()) },
+                );
                 let mut o = origin[&inner_i].clone();
                 o.extend(origin[&outer_i].iter().cloned());
                 origin.insert(fused_i.clone(), o);
@@ -206,7 +218,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
         body = Stmt::let_stmt(format!("{prefix}{name}"), value, body);
     }
     for dim in &sched.dims {
-        let name = internal.get(&dim.var).ok_or_else(|| Error::internal("schedule_functions", format!("{what}: loop '{}' has no range", dim.var)))?;
+        let name = internal
+            .get(&dim.var)
+            .ok_or_else(|| Error::internal("schedule_functions", format!("{what}: loop '{}' has no range", dim.var)))?;
         let r = &ranges[name];
         let loop_name: Name = format!("{prefix}{name}").into();
         ctx.loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
@@ -303,7 +317,14 @@ fn realize(f: &FuncInfo, body: Stmt) -> Stmt {
 
 /// Wraps the body of the first loop `(func, var)` for which `pick(body)` holds with
 /// `wrap(body)`. Returns whether it found one.
-fn inject_in_loop(s: &mut Stmt, ctx: &LowerCtx, func: &Name, var: &Name, pick: &dyn Fn(&Stmt) -> bool, wrap: &mut dyn FnMut(Stmt) -> Stmt) -> bool {
+fn inject_in_loop(
+    s: &mut Stmt,
+    ctx: &LowerCtx,
+    func: &Name,
+    var: &Name,
+    pick: &dyn Fn(&Stmt) -> bool,
+    wrap: &mut dyn FnMut(Stmt) -> Stmt,
+) -> bool {
     match s {
         Stmt::For { name, body, .. } => {
             if let Some(info) = ctx.loops.get(name) {
@@ -315,12 +336,14 @@ fn inject_in_loop(s: &mut Stmt, ctx: &LowerCtx, func: &Name, var: &Name, pick: &
             }
             inject_in_loop(body, ctx, func, var, pick, wrap)
         }
-        Stmt::LetStmt { body, .. } | Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::Allocate { body, .. } => {
-            inject_in_loop(body, ctx, func, var, pick, wrap)
-        }
+        Stmt::LetStmt { body, .. }
+        | Stmt::ProducerConsumer { body, .. }
+        | Stmt::Realize { body, .. }
+        | Stmt::Allocate { body, .. } => inject_in_loop(body, ctx, func, var, pick, wrap),
         Stmt::Block(v) => v.iter_mut().any(|c| inject_in_loop(c, ctx, func, var, pick, wrap)),
         Stmt::IfThenElse { then_case, else_case, .. } => {
-            inject_in_loop(then_case, ctx, func, var, pick, wrap) || else_case.as_mut().is_some_and(|e| inject_in_loop(e, ctx, func, var, pick, wrap))
+            inject_in_loop(then_case, ctx, func, var, pick, wrap)
+                || else_case.as_mut().is_some_and(|e| inject_in_loop(e, ctx, func, var, pick, wrap))
         }
         _ => false,
     }
@@ -335,7 +358,9 @@ fn contains_producer(s: &Stmt, f: &Name) -> bool {
         | Stmt::Realize { body, .. }
         | Stmt::Allocate { body, .. } => contains_producer(body, f),
         Stmt::Block(v) => v.iter().any(|c| contains_producer(c, f)),
-        Stmt::IfThenElse { then_case, else_case, .. } => contains_producer(then_case, f) || else_case.as_ref().is_some_and(|e| contains_producer(e, f)),
+        Stmt::IfThenElse { then_case, else_case, .. } => {
+            contains_producer(then_case, f) || else_case.as_ref().is_some_and(|e| contains_producer(e, f))
+        }
         _ => false,
     }
 }

@@ -44,7 +44,8 @@ fn slide_lets(s: &mut Stmt, f: &str, loop_: &EnclosingLoop, ctx: &mut LowerCtx) 
     let prefix = super::schedule_functions::stage_prefix(f, 0);
     let mut moving = Vec::new();
     for (d, v) in info.args.iter().enumerate() {
-        let find = |suffix: &str| lets.iter().find(|(n, _)| **n == *format!("{prefix}{v}.{suffix}")).map(|(_, e)| e.clone());
+        let find =
+            |suffix: &str| lets.iter().find(|(n, _)| **n == *format!("{prefix}{v}.{suffix}")).map(|(_, e)| e.clone());
         let (Some(lo), Some(hi)) = (find("min"), find("max")) else { return false };
         let dep = expr_uses_var(&lo, &loop_.name) || expr_uses_var(&hi, &loop_.name);
         if dep {
@@ -113,14 +114,18 @@ fn visit(s: &mut Stmt, f: &Name, loops: &mut Vec<EnclosingLoop>, ctx: &mut Lower
         Stmt::Block(v) => v.iter_mut().any(|c| visit(c, f, loops, ctx)),
         Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
         Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } => visit(body, f, loops, ctx),
-        Stmt::IfThenElse { then_case, else_case, .. } => visit(then_case, f, loops, ctx) || else_case.as_mut().is_some_and(|e| visit(e, f, loops, ctx)),
+        Stmt::IfThenElse { then_case, else_case, .. } => {
+            visit(then_case, f, loops, ctx) || else_case.as_mut().is_some_and(|e| visit(e, f, loops, ctx))
+        }
         _ => false,
     }
 }
 
 fn starts_producer(s: &Stmt, f: &Name) -> bool {
     match s {
-        Stmt::Block(v) => v.iter().any(|c| matches!(c, Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f)),
+        Stmt::Block(v) => {
+            v.iter().any(|c| matches!(c, Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f))
+        }
         Stmt::ProducerConsumer { name, is_producer: true, .. } => name == f,
         _ => false,
     }
@@ -143,7 +148,10 @@ fn walk(s: &mut Stmt, ctx: &mut LowerCtx) {
             visit(body, &f, &mut loops, ctx);
             walk(body, ctx)
         }
-        Stmt::For { body, .. } | Stmt::LetStmt { body, .. } | Stmt::ProducerConsumer { body, .. } | Stmt::Allocate { body, .. } => walk(body, ctx),
+        Stmt::For { body, .. }
+        | Stmt::LetStmt { body, .. }
+        | Stmt::ProducerConsumer { body, .. }
+        | Stmt::Allocate { body, .. } => walk(body, ctx),
         Stmt::Block(v) => v.iter_mut().for_each(|c| walk(c, ctx)),
         Stmt::IfThenElse { then_case, else_case, .. } => {
             walk(then_case, ctx);

@@ -87,7 +87,8 @@ impl Mutator for Flatten<'_> {
                 let order: Vec<usize> = if f.schedule.storage_order.is_empty() {
                     (0..dims).collect()
                 } else {
-                    let mut o: Vec<usize> = f.schedule.storage_order.iter().filter_map(|v| f.args.iter().position(|a| a == v)).collect();
+                    let mut o: Vec<usize> =
+                        f.schedule.storage_order.iter().filter_map(|v| f.args.iter().position(|a| a == v)).collect();
                     for d in 0..dims {
                         if !o.contains(&d) {
                             o.push(d);
@@ -131,12 +132,18 @@ impl Mutator for Flatten<'_> {
                 // Every value of a tuple is computed before any is stored, since later
                 // values may read earlier ones at the same site.
                 self.counter += 1;
-                let names: Vec<String> = (0..values.len()).map(|i| format!("{name}.value{}.{i}", self.counter)).collect();
+                let names: Vec<String> =
+                    (0..values.len()).map(|i| format!("{name}.value{}.{i}", self.counter)).collect();
                 let stores: Vec<Stmt> = bufs
                     .iter()
                     .zip(&names)
                     .zip(&values)
-                    .map(|((b, n), v)| Stmt::Store { buffer: b.clone(), value: Expr::var(v.ty(), n.as_str()), index: index.clone(), predicate: None })
+                    .map(|((b, n), v)| Stmt::Store {
+                        buffer: b.clone(),
+                        value: Expr::var(v.ty(), n.as_str()),
+                        index: index.clone(),
+                        predicate: None,
+                    })
                     .collect();
                 let mut out = Stmt::block(stores);
                 for (n, v) in names.iter().zip(values).rev() {
@@ -154,7 +161,9 @@ pub fn storage_flattening(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
     for o in &ctx.env.outputs {
         let n = ctx.env.funcs[o].types.len();
         if n != 1 {
-            return Err(Error::Definition(format!("Func '{o}' has {n} values; a pipeline output must have exactly one value")));
+            return Err(Error::Definition(format!(
+                "Func '{o}' has {n} values; a pipeline output must have exactly one value"
+            )));
         }
     }
     let mut fl = Flatten { ctx, internal: HashMap::new(), counter: 0 };

@@ -30,7 +30,10 @@ pub fn storage_folding(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
     for (name, bounds) in realizes {
         let Some(slide) = ctx.slides.get(&name) else { continue };
         // The fold factor must be a constant upper bound of the rows one iteration needs.
-        let factor = slide.extent.as_int().or_else(|| bounds_of_expr_in_scope(&slide.extent, &Scope::new()).max.and_then(|m| m.as_int()));
+        let factor = slide
+            .extent
+            .as_int()
+            .or_else(|| bounds_of_expr_in_scope(&slide.extent, &Scope::new()).max.and_then(|m| m.as_int()));
         let Some(factor) = factor else { continue };
         if factor < 1 {
             continue;

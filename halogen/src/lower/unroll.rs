@@ -20,7 +20,9 @@ impl Mutator for Unroll {
                 )));
                 return s.clone();
             };
-            let copies = (0..n.max(0)).map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone())).collect();
+            let copies = (0..n.max(0))
+                .map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone()))
+                .collect();
             return Stmt::block(copies);
         }
         mutate_stmt_children(self, s)

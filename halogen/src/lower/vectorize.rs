@@ -69,9 +69,15 @@ impl Widen {
                 match e.kind() {
                     ExprKind::Cast(_) => Expr::cast(ty, kids[0].clone()),
                     ExprKind::Not(_) => Expr::not(kids[0].clone()),
-                    ExprKind::Binary(op, ..) => Expr::binary(*op, widen_to(kids[0].clone(), n), widen_to(kids[1].clone(), n)),
+                    ExprKind::Binary(op, ..) => {
+                        Expr::binary(*op, widen_to(kids[0].clone(), n), widen_to(kids[1].clone(), n))
+                    }
                     ExprKind::Cmp(op, ..) => Expr::cmp(*op, widen_to(kids[0].clone(), n), widen_to(kids[1].clone(), n)),
-                    ExprKind::Select(..) => Expr::select(widen_to(kids[0].clone(), n), widen_to(kids[1].clone(), n), widen_to(kids[2].clone(), n)),
+                    ExprKind::Select(..) => Expr::select(
+                        widen_to(kids[0].clone(), n),
+                        widen_to(kids[1].clone(), n),
+                        widen_to(kids[2].clone(), n),
+                    ),
                     ExprKind::Load { buffer, predicate, .. } => {
                         let index = widen_to(kids[0].clone(), n);
                         let pred = predicate.as_ref().map(|_| widen_to(kids[1].clone(), n));
@@ -79,7 +85,11 @@ impl Widen {
                     }
                     ExprKind::Call { name, kind: kind @ CallKind::Intrinsic(_), .. } => Expr::make(
                         ty,
-                        ExprKind::Call { name: name.clone(), args: kids.into_iter().map(|k| widen_to(k, n)).collect(), kind: kind.clone() },
+                        ExprKind::Call {
+                            name: name.clone(),
+                            args: kids.into_iter().map(|k| widen_to(k, n)).collect(),
+                            kind: kind.clone(),
+                        },
                     ),
                     _ => {
                         self.failed = true;
@@ -111,7 +121,12 @@ impl Widen {
                     Some(g) => predicate_loads(&value, g),
                     None => value,
                 };
-                Stmt::Store { buffer: buffer.clone(), value, index: widen_to(i, n), predicate: pred.map(|q| widen_to(q, n)) }
+                Stmt::Store {
+                    buffer: buffer.clone(),
+                    value,
+                    index: widen_to(i, n),
+                    predicate: pred.map(|q| widen_to(q, n)),
+                }
             }
             Stmt::LetStmt { name, value, body } => {
                 let mut v = self.expr(value);
@@ -131,9 +146,11 @@ impl Widen {
                 }
             }
             Stmt::Block(v) => Stmt::block(v.iter().map(|c| self.stmt(c, predicate)).collect()),
-            Stmt::ProducerConsumer { name, is_producer, body } => {
-                Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(self.stmt(body, predicate)) }
-            }
+            Stmt::ProducerConsumer { name, is_producer, body } => Stmt::ProducerConsumer {
+                name: name.clone(),
+                is_producer: *is_producer,
+                body: Box::new(self.stmt(body, predicate)),
+            },
             Stmt::IfThenElse { condition, then_case, else_case: None } => {
                 let c = self.expr(condition);
                 if c.ty().is_vector() {

@@ -76,7 +76,7 @@ pub struct StageSchedule {
 }
 
 /// Where a Func is computed and stored, and how its storage is laid out.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FuncSchedule {
     /// Where it is computed; `None` means the default (inline without updates, else root).
     pub compute_level: Option<LoopLevel>,
@@ -88,10 +88,4 @@ pub struct FuncSchedule {
     pub bounds: Vec<Bound>,
     /// Set once the user gives any directive (the auto-scheduler leaves such Funcs alone).
     pub touched: bool,
-}
-
-impl Default for FuncSchedule {
-    fn default() -> Self {
-        FuncSchedule { compute_level: None, store_level: None, storage_order: Vec::new(), bounds: Vec::new(), touched: false }
-    }
 }
