@@ -30,6 +30,10 @@ pub enum Error {
     /// A check in the generated code failed while the pipeline ran.
     #[error("runtime error: {0}")]
     Runtime(String),
+    /// The native tool chain is missing or failed (no C compiler, a shared object that
+    /// cannot be written or loaded); the message says what to install or set.
+    #[error("back end error: {0}")]
+    Backend(String),
     /// A bug in Halogen itself: the pass and an excerpt of the IR.
     #[error("internal error in {pass}: {message}")]
     Internal {

@@ -1,6 +1,7 @@
 //! `Pipeline`, `Compiled`, `Target` and `Args`: compiling Funcs and running them.
 
 use crate::backend::interp::Interpreter;
+use crate::backend::jit::JitModule;
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name, Stmt, Type};
 use crate::lang::func::Func;
@@ -8,6 +9,7 @@ use crate::lang::param::{ImageParam, Param};
 use crate::lower::{lower, Lowered};
 use crate::runtime::{Buffer, BufferDim, Element, RawBuffer};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Where compiled code runs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -33,8 +35,8 @@ impl Target {
         Target { kind: TargetKind::Interp }
     }
 
-    /// Native code for this machine. Until the native back end lands it runs on the
-    /// interpreter, with the same results and the same API.
+    /// Native code for this machine: generated C compiled by the system C compiler
+    /// (`$HALOGEN_CC`, else `cc`), vectorized and multi-threaded; see [`crate::backend::jit`].
     ///
     /// ```
     /// use halogen::prelude::*;
@@ -87,7 +89,11 @@ impl Pipeline {
         }
         let refs: Vec<_> = self.outputs.iter().map(|f| f.func_ref().clone()).collect();
         let lowered = lower(&refs)?;
-        Ok(Compiled { lowered, target: target.clone() })
+        let native = match target.kind {
+            TargetKind::Host => Some(Arc::new(JitModule::compile(&lowered)?)),
+            TargetKind::Interp => None,
+        };
+        Ok(Compiled { lowered, target: target.clone(), native })
     }
 }
 
@@ -169,6 +175,8 @@ pub struct RunStats {
 pub struct Compiled {
     lowered: Lowered,
     target: Target,
+    /// The loaded native code, for host targets.
+    native: Option<Arc<JitModule>>,
 }
 
 fn bind_shape(interp: &mut Interpreter<'_>, name: &str, dims: &[BufferDim]) {
@@ -183,6 +191,25 @@ impl Compiled {
     /// The final loop nest (print it with `{}`).
     pub fn lowered_stmt(&self) -> &Stmt {
         &self.lowered.stmt
+    }
+
+    /// The generated C of a host target (`None` for the interpreter); see
+    /// [`Compiled::compile_to_c`] for any target.
+    pub fn c_source(&self) -> Option<&str> {
+        self.native.as_deref().map(JitModule::source)
+    }
+
+    /// Writes the pipeline as C for ahead-of-time builds: `path` (the `.c` file) and the
+    /// header beside it (`.h`), with a C ABI entry point named after the file's stem; see
+    /// [`crate::backend::aot`].
+    pub fn compile_to_c(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        crate::backend::aot::compile_to_c(&self.lowered, path.as_ref())
+    }
+
+    /// Builds the pipeline into `dir/lib<name>.a` and `dir/<name>.h` with the C ABI entry
+    /// point `name`; see [`crate::backend::aot`].
+    pub fn compile_to_static_library(&self, dir: impl AsRef<std::path::Path>, name: &str) -> Result<()> {
+        crate::backend::aot::compile_to_static_library(&self.lowered, dir.as_ref(), name)
     }
 
     /// The target it was compiled for.
@@ -204,12 +231,19 @@ impl Compiled {
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
         let env = &self.lowered.env;
         if env.outputs.len() != 1 {
-            return Err(Error::Argument(format!("this pipeline has {} outputs; realize computes a single output", env.outputs.len())));
+            return Err(Error::Argument(format!(
+                "this pipeline has {} outputs; realize computes a single output",
+                env.outputs.len()
+            )));
         }
         let name = env.outputs[0].clone();
         let f = &env.funcs[&name];
         if f.types[0] != T::TYPE {
-            return Err(Error::Buffer(format!("output buffer for Func '{name}' holds {} but '{name}' produces {}", T::TYPE, f.types[0])));
+            return Err(Error::Buffer(format!(
+                "output buffer for Func '{name}' holds {} but '{name}' produces {}",
+                T::TYPE,
+                f.types[0]
+            )));
         }
         if out.dimensions() != f.args.len() {
             return Err(Error::Buffer(format!(
@@ -223,7 +257,10 @@ impl Compiled {
         for (img, raw) in &args.images {
             if let Some(u) = env.images.get(img) {
                 if u.ty != raw.ty {
-                    return Err(Error::Buffer(format!("input buffer for ImageParam '{img}' holds {} but '{img}' has type {}", raw.ty, u.ty)));
+                    return Err(Error::Buffer(format!(
+                        "input buffer for ImageParam '{img}' holds {} but '{img}' has type {}",
+                        raw.ty, u.ty
+                    )));
                 }
                 if u.dims != raw.dims.len() {
                     return Err(Error::Buffer(format!(
@@ -243,7 +280,9 @@ impl Compiled {
         }
         for img in env.images.keys() {
             if !args.images.contains_key(img) {
-                return Err(Error::Argument(format!("no buffer given for ImageParam '{img}'; bind it with args.image(&{img}, &buffer)")));
+                return Err(Error::Argument(format!(
+                    "no buffer given for ImageParam '{img}'; bind it with args.image(&{img}, &buffer)"
+                )));
             }
         }
         let dims = out.dims().to_vec();
@@ -259,15 +298,30 @@ impl Compiled {
             }
             match args.params.get(p) {
                 Some(v) if v.ty() == *ty => interp.bind_scalar(p, v.clone()),
-                Some(v) => return Err(Error::Argument(format!("Param '{p}' has type {ty} but was given a value of type {}", v.ty()))),
+                Some(v) => {
+                    return Err(Error::Argument(format!(
+                        "Param '{p}' has type {ty} but was given a value of type {}",
+                        v.ty()
+                    )))
+                }
                 None => {
-                    let image = ["min", "extent", "stride"].iter().find_map(|w| p.split_once(&format!(".{w}.")).map(|(img, _)| img.to_string()));
+                    let image = ["min", "extent", "stride"]
+                        .iter()
+                        .find_map(|w| p.split_once(&format!(".{w}.")).map(|(img, _)| img.to_string()));
                     return Err(match image {
-                        Some(img) => Error::Argument(format!("no buffer given for ImageParam '{img}' (the pipeline uses its shape '{p}')")),
-                        None => Error::Argument(format!("no value given for Param '{p}'; bind it with args.param(&{p}, value)")),
+                        Some(img) => Error::Argument(format!(
+                            "no buffer given for ImageParam '{img}' (the pipeline uses its shape '{p}')"
+                        )),
+                        None => Error::Argument(format!(
+                            "no value given for Param '{p}'; bind it with args.param(&{p}, value)"
+                        )),
                     });
                 }
             }
+        }
+        if let Some(native) = &self.native {
+            native.run(&args.images, &args.params, &name, out.raw_mut())?;
+            return Ok(RunStats::default());
         }
         let raw = out.raw_mut();
         interp.bind_buffer_mut(&name, raw.ty, raw.bytes);

@@ -7,7 +7,10 @@ pub mod stmt;
 pub mod types;
 pub mod visit;
 
-pub use expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, Intrinsic, Name, ReductionDomain, ReductionRef, ReductionVariable, VarBinding};
+pub use expr::{
+    BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, Intrinsic, Name, ReductionDomain, ReductionRef,
+    ReductionVariable, VarBinding,
+};
 pub use stmt::{ForKind, MsgPart, Range, Stmt};
 pub use types::{Type, TypeCode};
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};

@@ -5,6 +5,8 @@
 
 pub mod buffer;
 pub mod element;
+pub mod ffi;
+pub mod thread_pool;
 
 pub use buffer::{Buffer, BufferDim, Coords, RawBuffer, RawBufferMut, MAX_DIMENSIONS};
 pub use element::Element;

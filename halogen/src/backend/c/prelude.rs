@@ -1,0 +1,633 @@
+//! The C text every generated file starts with: the runtime interface (buffer descriptor,
+//! scalar parameter union, runtime function table), the scalar helpers that implement
+//! [`crate::ir::semantics`] exactly, and a registry of the vector helpers and typedefs a
+//! particular pipeline uses (only those are printed, to keep the file short).
+//!
+//! Every helper is `static inline`, so the C compiler inlines it and drops what is unused.
+//! Integer arithmetic that could overflow a signed C type is done in unsigned types, so the
+//! generated code has no undefined behaviour (the sanitizer test checks that).
+
+use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
+use crate::ir::Type;
+use std::collections::{BTreeMap, HashSet};
+
+/// The runtime interface shared by the generated code, the Rust runtime
+/// ([`crate::runtime::ffi`]) and the header of ahead-of-time compiled pipelines.
+pub const RUNTIME_TYPES: &str = r#"#ifndef HALOGEN_RUNTIME_TYPES
+#define HALOGEN_RUNTIME_TYPES
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One dimension of a buffer: coordinates [min, min + extent), elements `stride` apart. */
+struct halogen_dim {
+    int32_t min, extent, stride, flags;
+};
+
+/* A buffer: its first element (at the mins), element type and dimensions. */
+struct halogen_buffer {
+    uint8_t *host;
+    uint8_t type_code; /* 0 int, 1 uint, 2 float; bool is uint of 1 bit (stored in a byte) */
+    uint8_t type_bits;
+    uint16_t type_lanes;
+    int32_t dimensions;
+    const struct halogen_dim *dim;
+};
+
+/* A scalar parameter's value. */
+union halogen_scalar {
+    bool b;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+};
+
+/* The body of a parallel loop: runs iteration `index`; nonzero means it failed. */
+typedef int (*halogen_task)(void *ctx, int32_t index, void *closure);
+
+/* What generated code calls back into. A null table runs parallel loops serially and
+   prints errors to stderr. */
+struct halogen_runtime {
+    /* Runs body(ctx, i, closure) for i in [min, min + extent), in any order and on any
+       threads; returns nonzero if an iteration did. */
+    int (*par_for)(void *ctx, halogen_task body, int32_t min, int32_t extent, void *closure);
+    /* Reports a failure's message; the failing code then returns nonzero. */
+    void (*error)(void *ctx, const char *message);
+};
+#endif
+"#;
+
+/// Scalar helpers: the semantics of `ir/semantics.rs` in C.
+const SCALAR_HELPERS: &str = r#"
+/* ---- scalar semantics (halogen/src/ir/semantics.rs) ---- */
+
+/* Euclidean division and remainder (the remainder is never negative), x / 0 == 0 and
+   x % 0 == 0; MIN / -1 wraps to MIN. */
+#define H_SIGNED(M, T, UT, UW, MIN, MAX)                                                  \
+    static inline T h_div_##M(T a, T b) {                                                 \
+        if (b == 0) return 0;                                                             \
+        if (b == -1) return (T)(UW)(0 - (UT)a);                                           \
+        T q = (T)(a / b);                                                                 \
+        if ((T)(a % b) < 0) q = (T)(b > 0 ? q - 1 : q + 1);                               \
+        return q;                                                                         \
+    }                                                                                     \
+    static inline T h_mod_##M(T a, T b) {                                                 \
+        if (b == 0 || b == -1) return 0;                                                  \
+        T r = (T)(a % b);                                                                 \
+        return r < 0 ? (T)(b > 0 ? r + b : r - b) : r;                                    \
+    }                                                                                     \
+    /* float -> int truncates toward zero and saturates; NaN gives 0 */                   \
+    static inline T h_f2i_##M(double f) {                                                 \
+        if (f != f) return 0;                                                             \
+        if (f <= (double)MIN) return MIN;                                                 \
+        if (f >= (double)MAX) return MAX;                                                 \
+        return (T)f;                                                                      \
+    }                                                                                     \
+    /* abs of a signed integer is its magnitude in the unsigned type */                   \
+    static inline UW h_abs_##M(T x) { return x < 0 ? (UW)(0 - (UT)x) : (UW)x; }
+
+#define H_UNSIGNED(M, T, MAX)                                                             \
+    static inline T h_div_##M(T a, T b) { return b == 0 ? 0 : (T)(a / b); }               \
+    static inline T h_mod_##M(T a, T b) { return b == 0 ? 0 : (T)(a % b); }               \
+    static inline T h_f2i_##M(double f) {                                                 \
+        if (!(f > 0)) return 0;                                                           \
+        if (f >= (double)MAX) return MAX;                                                 \
+        return (T)f;                                                                      \
+    }
+
+/* Wrap-around +, -, * in an unsigned type wide enough that C does not promote it to int. */
+#define H_ARITH(M, T, W)                                                                  \
+    static inline T h_add_##M(T a, T b) { return (T)((W)a + (W)b); }                      \
+    static inline T h_sub_##M(T a, T b) { return (T)((W)a - (W)b); }                      \
+    static inline T h_mul_##M(T a, T b) { return (T)((W)a * (W)b); }
+
+H_ARITH(i8, int8_t, uint32_t)
+H_ARITH(i16, int16_t, uint32_t)
+H_ARITH(i32, int32_t, uint32_t)
+H_ARITH(i64, int64_t, uint64_t)
+H_ARITH(u8, uint8_t, uint32_t)
+H_ARITH(u16, uint16_t, uint32_t)
+
+/* min(a, b) = b < a ? b : a and max(a, b) = a < b ? b : a; shift amounts are taken
+   modulo the width; << is done unsigned, >> is arithmetic for signed types. */
+#define H_INT(M, T, UT, UW, BITS)                                                         \
+    static inline T h_min_##M(T a, T b) { return b < a ? b : a; }                         \
+    static inline T h_max_##M(T a, T b) { return a < b ? b : a; }                         \
+    static inline T h_shl_##M(T a, T b) { return (T)(UW)((UT)a << (b & (BITS - 1))); }    \
+    static inline T h_shr_##M(T a, T b) { return (T)(a >> (b & (BITS - 1))); }            \
+    static inline uint64_t h_bits_##M(T x) { return (uint64_t)(UW)x; }                    \
+    static inline T h_from_bits_##M(uint64_t b) { return (T)(UW)b; }
+
+H_SIGNED(i8, int8_t, uint32_t, uint8_t, INT8_MIN, INT8_MAX)
+H_SIGNED(i16, int16_t, uint32_t, uint16_t, INT16_MIN, INT16_MAX)
+H_SIGNED(i32, int32_t, uint32_t, uint32_t, INT32_MIN, INT32_MAX)
+H_SIGNED(i64, int64_t, uint64_t, uint64_t, INT64_MIN, INT64_MAX)
+H_UNSIGNED(u8, uint8_t, UINT8_MAX)
+H_UNSIGNED(u16, uint16_t, UINT16_MAX)
+H_UNSIGNED(u32, uint32_t, UINT32_MAX)
+H_UNSIGNED(u64, uint64_t, UINT64_MAX)
+H_INT(i8, int8_t, uint32_t, uint8_t, 8)
+H_INT(i16, int16_t, uint32_t, uint16_t, 16)
+H_INT(i32, int32_t, uint32_t, uint32_t, 32)
+H_INT(i64, int64_t, uint64_t, uint64_t, 64)
+H_INT(u8, uint8_t, uint32_t, uint8_t, 8)
+H_INT(u16, uint16_t, uint32_t, uint16_t, 16)
+H_INT(u32, uint32_t, uint32_t, uint32_t, 32)
+H_INT(u64, uint64_t, uint64_t, uint64_t, 64)
+
+static inline uint64_t h_bits_bool(bool x) { return x; }
+static inline bool h_from_bits_bool(uint64_t b) { return b != 0; }
+
+/* Floats: float % is a - b * floor(a / b); min/max as for integers (NaN-sensitive). */
+#define H_FLOAT(M, T, U, SUFFIX)                                                          \
+    static inline T h_min_##M(T a, T b) { return b < a ? b : a; }                         \
+    static inline T h_max_##M(T a, T b) { return a < b ? b : a; }                         \
+    static inline T h_mod_##M(T a, T b) { return a - b * floor##SUFFIX(a / b); }          \
+    static inline uint64_t h_bits_##M(T x) { U u; memcpy(&u, &x, sizeof u); return u; }   \
+    static inline T h_from_bits_##M(uint64_t b) { U u = (U)b; T x; memcpy(&x, &u, sizeof x); return x; }
+
+H_FLOAT(f32, float, uint32_t, f)
+H_FLOAT(f64, double, uint64_t, )
+
+/* The end of a loop over [min, min + extent), clamped so the counter never overflows. */
+static inline int32_t h_loop_end(int32_t min, int32_t extent) {
+    int64_t end = (int64_t)min + (extent > 0 ? extent : 0);
+    return end > INT32_MAX ? INT32_MAX : (int32_t)end;
+}
+
+/* Error messages, built piece by piece. */
+struct h_msg {
+    char text[4096];
+    size_t len;
+};
+static inline void h_msg_str(struct h_msg *m, const char *s) {
+    size_t n = strlen(s), room = sizeof m->text - 1 - m->len;
+    if (n > room) n = room;
+    memcpy(m->text + m->len, s, n);
+    m->len += n;
+    m->text[m->len] = 0;
+}
+static inline void h_msg_i64(struct h_msg *m, int64_t v) {
+    char b[32];
+    snprintf(b, sizeof b, "%lld", (long long)v);
+    h_msg_str(m, b);
+}
+static inline void h_msg_u64(struct h_msg *m, uint64_t v) {
+    char b[32];
+    snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    h_msg_str(m, b);
+}
+static inline void h_msg_f64(struct h_msg *m, double v, int digits) {
+    char b[64];
+    snprintf(b, sizeof b, "%.*g", digits, v);
+    h_msg_str(m, b);
+}
+
+/* Heap storage of an Allocate: checks the extents as the interpreter does; null (after
+   reporting the error) on failure. */
+static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
+                            size_t elem_bytes, int dims, const int64_t *extents) {
+    uint64_t size = 1;
+    struct h_msg m = {{0}, 0};
+    for (int d = 0; d < dims; d++) {
+        if (extents[d] < 0) {
+            h_msg_str(&m, "allocation of '");
+            h_msg_str(&m, name);
+            h_msg_str(&m, "': extent ");
+            h_msg_i64(&m, d);
+            h_msg_str(&m, " is negative (");
+            h_msg_i64(&m, extents[d]);
+            h_msg_str(&m, ")");
+            rt->error(ctx, m.text);
+            return NULL;
+        }
+        if (__builtin_mul_overflow(size, (uint64_t)extents[d], &size)) size = UINT64_MAX;
+    }
+    if (size > HALOGEN_MAX_ALLOCATION_ELEMENTS) {
+        h_msg_str(&m, "allocation of '");
+        h_msg_str(&m, name);
+        h_msg_str(&m, "' asks for ");
+        h_msg_u64(&m, size);
+        h_msg_str(&m, " elements, more than the limit of ");
+        h_msg_u64(&m, HALOGEN_MAX_ALLOCATION_ELEMENTS);
+        rt->error(ctx, m.text);
+        return NULL;
+    }
+    /* Zeroed, as the interpreter's allocations are. */
+    void *p = calloc(size > 0 ? size : 1, elem_bytes);
+    if (!p) {
+        h_msg_str(&m, "allocation of '");
+        h_msg_str(&m, name);
+        h_msg_str(&m, "': out of memory for ");
+        h_msg_u64(&m, size);
+        h_msg_str(&m, " elements of ");
+        h_msg_str(&m, elem);
+        rt->error(ctx, m.text);
+    }
+    return p;
+}
+
+/* The runtime used when the caller passes none: serial loops, errors on stderr. */
+static int h_serial_par_for(void *ctx, halogen_task body, int32_t min, int32_t extent, void *closure) {
+    for (int64_t i = 0; i < extent; i++) {
+        int r = body(ctx, (int32_t)(min + i), closure);
+        if (r) return r;
+    }
+    return 0;
+}
+static void h_stderr_error(void *ctx, const char *message) {
+    (void)ctx;
+    fprintf(stderr, "halogen: %s\n", message);
+}
+static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error};
+"#;
+
+/// The fixed start of every generated file: includes, the runtime interface and the scalar
+/// helpers.
+pub fn fixed_prelude() -> String {
+    let mut s = String::new();
+    s.push_str(
+        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
+    );
+    s.push_str(RUNTIME_TYPES);
+    // The vector helpers are static inline, so GCC's note that passing wide vectors without
+    // AVX changes the ABI does not apply.
+    s.push_str("\n#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC diagnostic ignored \"-Wpsabi\"\n#endif\n");
+    s.push_str(&format!(
+        "\n#define HALOGEN_MAX_ALLOCATION_ELEMENTS {}ull\n",
+        crate::backend::interp::MAX_ALLOCATION_ELEMENTS
+    ));
+    s.push_str(SCALAR_HELPERS);
+    s
+}
+
+/// The vector typedefs and helpers one generated file needs, each printed once, helpers
+/// after the helpers they call.
+///
+/// ```
+/// use halogen::backend::c::prelude::Helpers;
+/// use halogen::Type;
+/// let mut h = Helpers::default();
+/// let t = Type::u16().with_lanes(8);
+/// assert_eq!(h.broadcast(t), "h_bc_u16x8");
+/// let text = h.text();
+/// assert!(text.contains("typedef uint16_t u16x8"));
+/// assert!(text.contains("static inline u16x8 h_bc_u16x8(uint16_t v)"));
+/// ```
+#[derive(Debug, Default)]
+pub struct Helpers {
+    typedefs: BTreeMap<(u16, String), String>,
+    defs: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Helpers {
+    /// The C name of type `t`, registering its typedef if it is a vector.
+    pub fn ty(&mut self, t: Type) -> String {
+        if t.is_vector() {
+            let name = mnemonic(t);
+            self.typedefs.entry((t.lanes, name.clone())).or_insert_with(|| typedef(t));
+        }
+        value_c(t)
+    }
+
+    /// Registers the helper `name`, built by `make` (which may register helpers it calls)
+    /// the first time; returns `name`.
+    fn helper(&mut self, name: String, make: impl FnOnce(&mut Self) -> String) -> String {
+        if !self.seen.contains(&name) {
+            self.seen.insert(name.clone());
+            let text = make(self);
+            self.defs.push(text);
+        }
+        name
+    }
+
+    /// Typedefs, then helpers, as C text.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        if !self.typedefs.is_empty() {
+            s.push_str("\n/* ---- vector types (GCC/Clang vector extensions) ---- */\n");
+            for t in self.typedefs.values() {
+                s.push_str(t);
+                s.push('\n');
+            }
+        }
+        if !self.defs.is_empty() {
+            s.push_str("\n/* ---- vector helpers ---- */\n");
+            for d in &self.defs {
+                s.push_str(d);
+            }
+        }
+        s
+    }
+
+    /// A helper computing each of the first `out.lanes` lanes with `lane` from the lanes of
+    /// its arguments (of types `ins`); the other lanes are zero.
+    pub fn map(&mut self, name: &str, out: Type, ins: &[Type], lane: impl FnOnce(&[String]) -> String) -> String {
+        let name =
+            format!("{name}_{}", mnemonic(out)) + &ins.iter().map(|t| format!("_{}", mnemonic(*t))).collect::<String>();
+        self.helper(name.clone(), |h| {
+            let o = h.ty(out);
+            let params: Vec<String> = ins.iter().enumerate().map(|(i, t)| format!("{} a{i}", h.ty(*t))).collect();
+            let args: Vec<String> =
+                ins.iter().enumerate().map(|(i, t)| if t.is_vector() { format!("a{i}[i]") } else { format!("a{i}") }).collect();
+            format!(
+                "static inline {o} {name}({}) {{\n    {o} r = {{0}};\n    for (int i = 0; i < {}; i++) r[i] = {};\n    return r;\n}}\n",
+                params.join(", "),
+                out.lanes,
+                lane(&args)
+            )
+        })
+    }
+
+    /// `h_bc_T(v)`: every lane `v`.
+    pub fn broadcast(&mut self, t: Type) -> String {
+        self.helper(format!("h_bc_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            // An initializer list (not a loop, which GCC turns into lane inserts) becomes one
+            // broadcast instruction, and copies the value exactly (-0.0, NaN payloads).
+            let lanes = vec!["v"; physical_lanes(t.lanes) as usize].join(", ");
+            format!("static inline {v} h_bc_{v}({} v) {{ return ({v}){{{lanes}}}; }}\n", scalar_c(t))
+        })
+    }
+
+    /// `h_ramp_T(base, stride)`: `base, base + stride, ...`, each lane the previous plus
+    /// `stride` in the lane type (wrapping for integers, rounded for floats).
+    pub fn ramp(&mut self, t: Type) -> String {
+        self.helper(format!("h_ramp_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            let s = scalar_c(t);
+            let p = physical_lanes(t.lanes);
+            if t.is_float() {
+                // Each lane rounds, as the interpreter's running sum does.
+                return format!(
+                    "static inline {v} h_ramp_{v}({s} b, {s} s) {{\n    {v} r;\n    {s} x = b;\n    for (int i = 0; i < {p}; i++) {{\n        r[i] = x;\n        x = x + s;\n    }}\n    return r;\n}}\n"
+                );
+            }
+            // b + i * s, wrapping: the same as adding s i times.
+            let bc = h.broadcast(t);
+            let u = h.ty(unsigned_of(t));
+            let iota: Vec<String> = (0..p).map(|i| i.to_string()).collect();
+            format!(
+                "static inline {v} h_ramp_{v}({s} b, {s} s) {{\n    const {u} iota = {{{}}};\n    return ({v})(({u}){bc}(b) + iota * ({u}){bc}(s));\n}}\n",
+                iota.join(", ")
+            )
+        })
+    }
+
+    /// `h_dense_T(idx)`: whether the first lanes of an index vector are consecutive.
+    fn dense(&mut self, idx: Type) -> String {
+        self.helper(format!("h_dense_{}", mnemonic(idx)), |h| {
+            let v = h.ty(idx);
+            let ut = unsigned_of(idx);
+            let u = h.ty(ut);
+            let bc = h.broadcast(idx);
+            let zero = h.zero(ut);
+            let iota: Vec<String> = (0..physical_lanes(idx.lanes)).map(|i| i.to_string()).collect();
+            format!(
+                "static inline bool h_dense_{v}({v} idx) {{\n    const {u} iota = {{{}}};\n    return {zero}(({u})idx - (({u}){bc}(idx[0]) + iota));\n}}\n",
+                iota.join(", ")
+            )
+        })
+    }
+
+    /// `h_zero_T(v)`: whether the first lanes of an unsigned vector are all zero, without
+    /// a branch per lane: the lanes are OR-ed together as 64-bit words.
+    fn zero(&mut self, t: Type) -> String {
+        self.helper(format!("h_zero_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            let p = physical_lanes(t.lanes);
+            let bytes = p as usize * t.bytes();
+            let keep = if t.lanes < p {
+                let lanes: Vec<&str> = (0..p).map(|i| if i < t.lanes { "-1" } else { "0" }).collect();
+                format!("    const {v} keep = {{{}}};\n    v &= keep;\n", lanes.join(", "))
+            } else {
+                String::new()
+            };
+            let (word, n) = match bytes {
+                2 => ("uint16_t", 1),
+                4 => ("uint32_t", 1),
+                _ => ("uint64_t", bytes / 8),
+            };
+            format!(
+                "static inline bool h_zero_{v}({v} v) {{\n{keep}    {word} w[{n}], o = 0;\n    memcpy(w, &v, sizeof w);\n    for (int k = 0; k < {n}; k++) o |= w[k];\n    return o == 0;\n}}\n"
+            )
+        })
+    }
+
+    /// Fixes the lanes of a loaded bool vector to 0 or 1.
+    fn normalize(t: Type) -> &'static str {
+        if t.is_bool() {
+            "    r = (__typeof__(r))-(r != 0);\n"
+        } else {
+            ""
+        }
+    }
+
+    /// `h_ldd_T(p)`: the lanes at `p[0..lanes]` (unaligned).
+    pub fn load_dense(&mut self, t: Type) -> String {
+        self.helper(format!("h_ldd_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            format!(
+                "static inline {v} h_ldd_{v}(const {e} *p) {{\n    {v} r = {{0}};\n    memcpy(&r, p, {n} * sizeof(*p));\n{}    return r;\n}}\n",
+                Self::normalize(t),
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_ld_T(buf, idx)`: a gather, or one `memcpy` where the indices are consecutive.
+    pub fn load(&mut self, t: Type) -> String {
+        let idx = Type::i32().with_lanes(t.lanes);
+        self.helper(format!("h_ld_{}", mnemonic(t)), |h| {
+            let dense = h.dense(idx);
+            let ld = h.load_dense(t);
+            let (v, iv) = (h.ty(t), h.ty(idx));
+            format!(
+                "static inline {v} h_ld_{v}(const {e} *buf, {iv} idx) {{\n    if ({dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++) r[i] = buf[idx[i]];\n{}    return r;\n}}\n",
+                Self::normalize(t),
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_ldp_T(buf, idx, pred)`: lanes whose predicate is false are not read and are zero
+    /// (one `memcpy` where every lane is on and the indices are consecutive).
+    pub fn load_pred(&mut self, t: Type) -> String {
+        let idx = Type::i32().with_lanes(t.lanes);
+        let b = Type::bool().with_lanes(t.lanes);
+        self.helper(format!("h_ldp_{}", mnemonic(t)), |h| {
+            let all = h.all_true(t.lanes);
+            let dense = h.dense(idx);
+            let ld = h.load_dense(t);
+            let (v, iv, bv) = (h.ty(t), h.ty(idx), h.ty(b));
+            format!(
+                "static inline {v} h_ldp_{v}(const {e} *buf, {iv} idx, {bv} p) {{\n    if ({all}(p) && {dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++)\n        if (p[i]) r[i] = buf[idx[i]];\n{}    return r;\n}}\n",
+                Self::normalize(t),
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_std_T(p, v)`: stores the lanes at `p[0..lanes]` (unaligned).
+    pub fn store_dense(&mut self, t: Type) -> String {
+        self.helper(format!("h_std_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            format!(
+                "static inline void h_std_{v}({e} *p, {v} v) {{ memcpy(p, &v, {n} * sizeof(*p)); }}\n",
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_st_T(buf, idx, v)`: a scatter in lane order, or one `memcpy` where the indices are
+    /// consecutive.
+    pub fn store(&mut self, t: Type) -> String {
+        let idx = Type::i32().with_lanes(t.lanes);
+        self.helper(format!("h_st_{}", mnemonic(t)), |h| {
+            let dense = h.dense(idx);
+            let st = h.store_dense(t);
+            let (v, iv) = (h.ty(t), h.ty(idx));
+            format!(
+                "static inline void h_st_{v}({e} *buf, {iv} idx, {v} v) {{\n    if ({dense}(idx)) {{\n        {st}(buf + idx[0], v);\n        return;\n    }}\n    for (int i = 0; i < {n}; i++) buf[idx[i]] = v[i];\n}}\n",
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_stp_T(buf, idx, v, pred)`: lanes whose predicate is false are not written (one
+    /// `memcpy` where every lane is on and the indices are consecutive).
+    pub fn store_pred(&mut self, t: Type) -> String {
+        let idx = Type::i32().with_lanes(t.lanes);
+        let b = Type::bool().with_lanes(t.lanes);
+        self.helper(format!("h_stp_{}", mnemonic(t)), |h| {
+            let all = h.all_true(t.lanes);
+            let dense = h.dense(idx);
+            let st = h.store_dense(t);
+            let (v, iv, bv) = (h.ty(t), h.ty(idx), h.ty(b));
+            format!(
+                "static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{\n    if ({all}(p) && {dense}(idx)) {{\n        {st}(buf + idx[0], v);\n        return;\n    }}\n    for (int i = 0; i < {n}; i++)\n        if (p[i]) buf[idx[i]] = v[i];\n}}\n",
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_m2b_K(mask)`: a comparison's mask (-1/0 lanes of some width) as a bool vector.
+    pub fn mask_to_bool(&mut self, mask: Type) -> String {
+        let b = Type::bool().with_lanes(mask.lanes);
+        self.helper(format!("h_m2b_{}", mnemonic(mask)), |h| {
+            let (k, bv) = (h.ty(mask), h.ty(b));
+            format!("static inline {bv} h_m2b_{k}({k} m) {{ return __builtin_convertvector(-m, {bv}); }}\n")
+        })
+    }
+
+    /// `h_b2m_K(b)`: a bool vector as a mask of -1/0 lanes of the mask type `mask`.
+    fn bool_to_mask(&mut self, mask: Type) -> String {
+        let b = Type::bool().with_lanes(mask.lanes);
+        self.helper(format!("h_b2m_{}", mnemonic(mask)), |h| {
+            let (k, bv) = (h.ty(mask), h.ty(b));
+            format!("static inline {k} h_b2m_{k}({bv} b) {{ return -__builtin_convertvector(b, {k}); }}\n")
+        })
+    }
+
+    /// `h_blend_T(mask, a, b)`: lanes of `a` where the mask is set, else of `b`.
+    fn blend(&mut self, t: Type) -> String {
+        let mask = mask_of(t);
+        self.helper(format!("h_blend_{}", mnemonic(t)), |h| {
+            let (v, k) = (h.ty(t), h.ty(mask));
+            format!("static inline {v} h_blend_{v}({k} m, {v} a, {v} b) {{ return ({v})((({k})a & m) | (({k})b & ~m)); }}\n")
+        })
+    }
+
+    /// `h_sel_T(cond, a, b)`: lane-wise select on a bool vector.
+    pub fn select(&mut self, t: Type) -> String {
+        let mask = mask_of(t);
+        let b = Type::bool().with_lanes(t.lanes);
+        self.helper(format!("h_sel_{}", mnemonic(t)), |h| {
+            let blend = h.blend(t);
+            let b2m = h.bool_to_mask(mask);
+            let (v, bv) = (h.ty(t), h.ty(b));
+            format!("static inline {v} h_sel_{v}({bv} c, {v} a, {v} b) {{ return {blend}({b2m}(c), a, b); }}\n")
+        })
+    }
+
+    /// `h_min_T` / `h_max_T` on vectors: `b < a ? b : a` and `a < b ? b : a`, lane-wise.
+    pub fn min_max(&mut self, t: Type, is_min: bool) -> String {
+        let which = if is_min { "min" } else { "max" };
+        self.helper(format!("h_{which}_{}", mnemonic(t)), |h| {
+            let blend = h.blend(t);
+            let v = h.ty(t);
+            let body = if is_min { format!("{blend}(b < a, b, a)") } else { format!("{blend}(a < b, b, a)") };
+            format!("static inline {v} h_{which}_{v}({v} a, {v} b) {{ return {body}; }}\n")
+        })
+    }
+
+    /// Floor division and remainder of a signed integer vector by a divisor whose lanes
+    /// are all positive: the native vector `/` and `%` (no division by zero or overflow
+    /// possible), then the Euclidean correction.
+    pub fn div_mod_positive(&mut self, t: Type, is_div: bool) -> String {
+        let which = if is_div { "divp" } else { "modp" };
+        self.helper(format!("h_{which}_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            let body = if is_div {
+                format!("    {v} q = a / b;\n    return q + ({v})(a - q * b < 0);\n")
+            } else {
+                format!("    {v} r = a % b;\n    return r + (b & ({v})(r < 0));\n")
+            };
+            format!("static inline {v} h_{which}_{v}({v} a, {v} b) {{\n{body}}}\n")
+        })
+    }
+
+    /// `h_shl_T` / `h_shr_T` on integer vectors: amounts modulo the width, `<<` done
+    /// unsigned, `>>` arithmetic for signed lanes.
+    pub fn shift(&mut self, t: Type, left: bool) -> String {
+        let which = if left { "shl" } else { "shr" };
+        self.helper(format!("h_{which}_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            let u = h.ty(unsigned_of(t));
+            let m = t.bits - 1;
+            let body = if left { format!("({v})(({u})a << ({u})(b & {m}))") } else { format!("a >> (b & {m})") };
+            format!("static inline {v} h_{which}_{v}({v} a, {v} b) {{ return {body}; }}\n")
+        })
+    }
+
+    /// `h_all_boolxN(v)`: whether every lane of a bool vector is true.
+    pub fn all_true(&mut self, lanes: u16) -> String {
+        let b = Type::bool().with_lanes(lanes);
+        self.helper(format!("h_all_{}", mnemonic(b)), |h| {
+            let bv = h.ty(b);
+            let zero = h.zero(b);
+            format!("static inline bool h_all_{bv}({bv} v) {{ return {zero}(v ^ 1); }}\n")
+        })
+    }
+
+    /// `h_add_T` / `h_sub_T` / `h_mul_T` on signed integer vectors: wrapping, done in the
+    /// unsigned vector type.
+    pub fn wrapping(&mut self, t: Type, op: &str, symbol: &str) -> String {
+        self.helper(format!("h_{op}_{}", mnemonic(t)), |h| {
+            let (v, u) = (h.ty(t), h.ty(unsigned_of(t)));
+            format!("static inline {v} h_{op}_{v}({v} a, {v} b) {{ return ({v})(({u})a {symbol} ({u})b); }}\n")
+        })
+    }
+
+    /// `h_cvt_TO_FROM(v)`: a lane-wise conversion the vector extension does directly
+    /// (`__builtin_convertvector`: int↔int wraps, int→float rounds, float↔float rounds).
+    pub fn convert(&mut self, from: Type, to: Type) -> String {
+        self.helper(format!("h_cvt_{}_{}", mnemonic(to), mnemonic(from)), |h| {
+            let (f, t) = (h.ty(from), h.ty(to));
+            format!("static inline {t} h_cvt_{t}_{f}({f} v) {{ return __builtin_convertvector(v, {t}); }}\n")
+        })
+    }
+}

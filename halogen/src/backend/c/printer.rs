@@ -1,0 +1,1183 @@
+//! The C source printer: lowered `Stmt`/`Expr` to C11 with GCC/Clang vector extensions.
+//!
+//! Shape of the output:
+//! - `Let` expressions are hoisted into `const` declarations just before the statement
+//!   that uses them (expressions are pure and, in valid lowered code, every operand may be
+//!   evaluated, as the interpreter does), so no GNU statement expressions are needed and
+//!   the common subexpressions CSE found read as named locals;
+//! - every IR binding gets its own C identifier ([`Namer`]), so C scoping never changes
+//!   which binding a name means;
+//! - each parallel loop body becomes `static int body_N(void *ctx, int32_t index, void
+//!   *closure)` with a `struct closure_N` holding what the body uses, run through the
+//!   runtime's `par_for`;
+//! - integer operations whose C form could overflow are done in unsigned types, and
+//!   division, remainder, shifts, min/max and float→int casts go through the prelude's
+//!   helpers, which implement `ir/semantics.rs` exactly.
+
+use super::captures::captures;
+use super::names::{c_string, Namer};
+use super::prelude::Helpers;
+use super::types::{check, mask_of, mnemonic, scalar_c, storage_c, unsigned_of};
+use crate::error::{Error, Result};
+use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+
+const PASS: &str = "C back end";
+
+/// Allocations of at most this many bytes and a constant size live on the stack.
+pub const STACK_ALLOCATION_BYTES: usize = 16 * 1024;
+
+fn internal(message: impl Into<String>) -> Error {
+    Error::internal(PASS, message)
+}
+
+/// A variable in scope: its C identifier and type, and for a dense vector (a ramp of
+/// stride 1) the C expression of its first lane (`v[0]`).
+#[derive(Clone, Debug)]
+struct Var {
+    name: Name,
+    cname: String,
+    ty: Type,
+    dense_base: Option<String>,
+}
+
+/// A buffer in scope: its C identifier (a pointer to its elements), element type, and
+/// whether it is a heap allocation of this function.
+#[derive(Clone, Debug)]
+struct Buf {
+    name: Name,
+    cname: String,
+    elem: Type,
+}
+
+/// The state of the C function being printed.
+#[derive(Debug, Default)]
+struct Function {
+    out: String,
+    indent: usize,
+    namer: Namer,
+    vars: Vec<Var>,
+    bufs: Vec<Buf>,
+    /// Heap allocations live at this point, innermost last: freed before an error return.
+    heap: Vec<String>,
+}
+
+impl Function {
+    fn new(indent: usize) -> Function {
+        Function { indent, namer: Namer::new(), ..Function::default() }
+    }
+}
+
+/// A scalar the entry point binds: from a buffer descriptor or from the parameter array.
+#[derive(Clone, Debug)]
+pub enum Binding {
+    /// `buffers[buffer]->dim[dim].<field>` (`field` is `min`, `extent` or `stride`).
+    Shape { buffer: usize, dim: usize, field: &'static str },
+    /// `params[index]`.
+    Param { index: usize },
+}
+
+/// Prints one pipeline: the entry point and the parallel loop bodies it needs.
+#[derive(Debug, Default)]
+pub struct Printer {
+    f: Function,
+    helpers: Helpers,
+    bodies: Vec<String>,
+    next_body: usize,
+}
+
+/// A buffer the entry point receives: name, element type and dimensions.
+#[derive(Clone, Debug)]
+pub struct EntryBuffer {
+    /// The IR name.
+    pub name: Name,
+    /// Element type.
+    pub elem: Type,
+    /// Number of dimensions.
+    pub dims: usize,
+}
+
+impl Printer {
+    /// A printer with nothing printed.
+    pub fn new() -> Printer {
+        Printer::default()
+    }
+
+    fn line(&mut self, text: impl AsRef<str>) {
+        for _ in 0..self.f.indent {
+            self.f.out.push_str("    ");
+        }
+        self.f.out.push_str(text.as_ref());
+        self.f.out.push('\n');
+    }
+
+    fn open(&mut self, text: impl AsRef<str>) {
+        self.line(text);
+        self.f.indent += 1;
+        self.f.namer.open();
+    }
+
+    fn close(&mut self, text: impl AsRef<str>) {
+        self.f.namer.close();
+        self.f.indent -= 1;
+        self.line(text);
+    }
+
+    /// Frees this function's live heap allocations and returns the error code.
+    fn fail(&mut self) {
+        let frees: Vec<String> = self.f.heap.iter().rev().map(|c| format!("free({c});")).collect();
+        for f in frees {
+            self.line(f);
+        }
+        self.line("return -1;");
+    }
+
+    fn lookup_var(&self, name: &Name) -> Result<&Var> {
+        self.f
+            .vars
+            .iter()
+            .rev()
+            .find(|v| &v.name == name)
+            .ok_or_else(|| internal(format!("variable '{name}' is used but nothing binds it")))
+    }
+
+    fn lookup_buf(&self, name: &Name) -> Result<&Buf> {
+        self.f
+            .bufs
+            .iter()
+            .rev()
+            .find(|b| &b.name == name)
+            .ok_or_else(|| internal(format!("unknown buffer '{name}': nothing binds or allocates it")))
+    }
+
+    /// Declares `name` as a `const` local. For a dense vector, loads and stores indexed by
+    /// it use its first lane as the address of a plain `memcpy`.
+    fn declare(&mut self, name: &Name, ty: Type, value: String, dense: bool) -> String {
+        let cname = self.f.namer.fresh(name);
+        let t = self.helpers.ty(ty);
+        self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
+        let dense_base = dense.then(|| format!("{cname}[0]"));
+        self.f.vars.push(Var { name: name.clone(), cname: cname.clone(), ty, dense_base });
+        cname
+    }
+
+    // ------------------------------------------------------------------------------
+    // The entry point.
+
+    /// Prints the whole file: prelude, typedefs and helpers, loop bodies, and `entry` taking
+    /// `buffers` (in order) and binding each scalar of `scalars` as its [`Binding`] says.
+    pub fn file(
+        mut self,
+        s: &Stmt,
+        entry: &str,
+        buffers: &[EntryBuffer],
+        scalars: &[(Name, Type, Binding)],
+        header_comment: &str,
+    ) -> Result<String> {
+        self.f = Function::new(1);
+        let used = captures(s, &[]);
+        for (i, b) in buffers.iter().enumerate() {
+            check(b.elem)?;
+            if !used.buffers.contains(&b.name) {
+                continue;
+            }
+            let cname = self.f.namer.fresh(&b.name);
+            let e = storage_c(b.elem);
+            self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
+            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem });
+        }
+        for name in &used.vars {
+            let Some((_, ty, binding)) = scalars.iter().find(|(n, _, _)| n == name) else {
+                return Err(internal(format!("variable '{name}' is used but is neither a Param nor a buffer's shape")));
+            };
+            check(*ty)?;
+            let value = match binding {
+                Binding::Shape { buffer, dim, field } => format!("buffers[{buffer}]->dim[{dim}].{field}"),
+                Binding::Param { index } => format!("params[{index}].{}", union_field(*ty)),
+            };
+            self.declare(name, *ty, value, false);
+        }
+        for b in &used.buffers {
+            if !self.f.bufs.iter().any(|x| &x.name == b) {
+                return Err(internal(format!("buffer '{b}' is used but is neither an input nor the output")));
+            }
+        }
+        self.stmt(s)?;
+        self.line("return 0;");
+        let body = std::mem::take(&mut self.f.out);
+
+        let mut out = String::new();
+        out.push_str(header_comment);
+        out.push_str(&super::prelude::fixed_prelude());
+        out.push_str(&self.helpers.text());
+        for b in &self.bodies {
+            out.push('\n');
+            out.push_str(b);
+        }
+        out.push('\n');
+        out.push_str(&format!(
+            "int {entry}(const struct halogen_runtime *rt, void *ctx, struct halogen_buffer *const *buffers,\n{}const union halogen_scalar *params) {{\n",
+            " ".repeat(entry.len() + 5)
+        ));
+        out.push_str("    if (!rt) rt = &h_serial_runtime;\n");
+        out.push_str("    (void)params;\n");
+        for (i, b) in buffers.iter().enumerate() {
+            out.push_str(&buffer_check(i, b));
+        }
+        out.push_str(&body);
+        out.push_str("}\n");
+        Ok(out)
+    }
+
+    // ------------------------------------------------------------------------------
+    // Statements.
+
+    fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s {
+            Stmt::LetStmt { name, value, body } => {
+                let dense = self.is_dense(value);
+                let v = self.expr(value)?;
+                self.declare(name, value.ty(), v, dense);
+                let r = self.stmt(body);
+                self.f.vars.pop();
+                r
+            }
+            Stmt::Assert { condition, message } => self.assert(condition, message),
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                self.line(format!("/* {} {name} */", if *is_producer { "produce" } else { "consume" }));
+                self.stmt(body)
+            }
+            Stmt::For { name, min, extent, kind, body } => match kind {
+                ForKind::Parallel => self.parallel_for(name, min, extent, body),
+                // Vectorized and unrolled loops the passes left (their fallback) and the
+                // kinds of other back ends compute the same values serially.
+                _ => self.serial_for(name, min, extent, body),
+            },
+            Stmt::Store { buffer, value, index, predicate } => self.store(buffer, value, index, predicate.as_ref()),
+            Stmt::Allocate { name, ty, extents, body } => self.allocate(name, *ty, extents, body),
+            Stmt::Free { name } => {
+                let b = self.lookup_buf(name)?.clone();
+                if self.f.heap.contains(&b.cname) {
+                    self.line(format!("free({});", b.cname));
+                    self.line(format!("{} = NULL;", b.cname));
+                }
+                Ok(())
+            }
+            Stmt::Block(v) => v.iter().try_for_each(|s| self.stmt(s)),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                if condition.ty().is_vector() {
+                    return Err(internal(format!("if condition is a vector: {condition}")));
+                }
+                let c = self.expr(condition)?;
+                self.open(format!("if ({}) {{", strip_parens(&c)));
+                self.stmt(then_case)?;
+                if let Some(e) = else_case {
+                    self.close("} else {");
+                    self.f.indent += 1;
+                    self.f.namer.open();
+                    self.stmt(e)?;
+                }
+                self.close("}");
+                Ok(())
+            }
+            Stmt::Evaluate(e) => {
+                let v = self.expr(e)?;
+                self.line(format!("(void){v};"));
+                Ok(())
+            }
+            Stmt::Provide { name, .. } => Err(internal(format!("Provide to '{name}' reached the C back end"))),
+            Stmt::Realize { name, .. } => Err(internal(format!("Realize of '{name}' reached the C back end"))),
+        }
+    }
+
+    fn assert(&mut self, condition: &Expr, message: &[MsgPart]) -> Result<()> {
+        let c = self.expr(condition)?;
+        let c = if condition.ty().is_vector() {
+            format!("{}({c})", self.helpers.all_true(condition.ty().lanes))
+        } else {
+            c
+        };
+        self.open(format!("if (!{}) {{", paren(&c)));
+        self.line("struct h_msg h_m = {{0}, 0};");
+        for part in message {
+            match part {
+                MsgPart::Text(t) => self.line(format!("h_msg_str(&h_m, {});", c_string(t))),
+                MsgPart::Value(e) => {
+                    let v = self.expr(e)?;
+                    let t = e.ty();
+                    if t.is_vector() {
+                        let tmp = self.f.namer.fresh("msg.value");
+                        let ct = self.helpers.ty(t);
+                        self.line(format!("const {ct} {tmp} = {v};"));
+                        self.line("h_msg_str(&h_m, \"<\");");
+                        for i in 0..t.lanes {
+                            if i > 0 {
+                                self.line("h_msg_str(&h_m, \", \");");
+                            }
+                            self.line(msg_value(t.element(), &format!("{tmp}[{i}]")));
+                        }
+                        self.line("h_msg_str(&h_m, \">\");");
+                    } else {
+                        self.line(msg_value(t, &v));
+                    }
+                }
+            }
+        }
+        self.line("rt->error(ctx, h_m.text);");
+        self.fail();
+        self.close("}");
+        Ok(())
+    }
+
+    fn serial_for(&mut self, name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+        let (mn, ex) = (self.expr(min)?, self.expr(extent)?);
+        let ty = min.ty();
+        if ty.is_vector() || !ty.is_int_or_uint() {
+            return Err(internal(format!("loop '{name}' has bounds of type {ty}")));
+        }
+        self.f.namer.open();
+        let v = self.f.namer.fresh(name);
+        if ty == Type::i32() {
+            let end = self.f.namer.fresh(&format!("{name}.end"));
+            self.line(format!("for (int32_t {v} = {mn}, {end} = h_loop_end({v}, {ex}); {v} < {end}; {v}++) {{"));
+        } else {
+            // Loops over other integer types count in 64 bits.
+            let i = self.f.namer.fresh(&format!("{name}.i"));
+            let lo = self.f.namer.fresh(&format!("{name}.min"));
+            self.line(format!("const int64_t {lo} = (int64_t){mn};"));
+            self.line(format!("for (int64_t {i} = 0; {i} < (int64_t){ex}; {i}++) {{"));
+            self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
+        }
+        self.f.indent += 1;
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None });
+        let r = self.stmt(body);
+        self.f.vars.pop();
+        self.f.indent -= 1;
+        self.f.namer.close();
+        self.line("}");
+        r
+    }
+
+    /// A parallel loop: its body becomes a function the runtime's `par_for` calls once per
+    /// iteration, with a closure holding the variables and buffer pointers it uses.
+    fn parallel_for(&mut self, name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+        if min.ty() != Type::i32() || extent.ty() != Type::i32() {
+            return Err(internal(format!("parallel loop '{name}' has bounds of type {}", min.ty())));
+        }
+        let (mn, ex) = (self.expr(min)?, self.expr(extent)?);
+        let used = captures(body, std::slice::from_ref(name));
+        let vars: Vec<Var> = used.vars.iter().map(|n| self.lookup_var(n).cloned()).collect::<Result<_>>()?;
+        let bufs: Vec<Buf> = used.buffers.iter().map(|n| self.lookup_buf(n).cloned()).collect::<Result<_>>()?;
+        let id = self.next_body;
+        self.next_body += 1;
+
+        // The body function, printed with a fresh function state.
+        let outer = std::mem::replace(&mut self.f, Function::new(1));
+        for r in ["rt", "ctx", "index", "closure", "cl"] {
+            self.f.namer.reserve(r);
+        }
+        self.line(format!("const struct closure_{id} *cl = (const struct closure_{id} *)closure;"));
+        self.line("const struct halogen_runtime *rt = cl->rt;");
+        let mut fields = vec!["    const struct halogen_runtime *rt;".to_string()];
+        for v in &vars {
+            let t = self.helpers.ty(v.ty);
+            fields.push(format!("    {t} {};", v.cname));
+            self.f.namer.reserve(&v.cname);
+            self.line(format!("const {t} {c} = cl->{c};", c = v.cname));
+            self.f.vars.push(v.clone());
+        }
+        for b in &bufs {
+            let e = storage_c(b.elem);
+            fields.push(format!("    {e} *{};", b.cname));
+            self.f.namer.reserve(&b.cname);
+            self.line(format!("{e} *{c} = cl->{c};", c = b.cname));
+            self.f.bufs.push(b.clone());
+        }
+        // Not every body reports errors or starts loops of its own.
+        self.line("(void)ctx;");
+        self.line("(void)rt;");
+        let v = self.f.namer.fresh(name);
+        self.line(format!("const int32_t {v} = index;"));
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty: Type::i32(), dense_base: None });
+        let r = self.stmt(body);
+        self.line("return 0;");
+        let text = std::mem::replace(&mut self.f, outer).out;
+        r?;
+        self.bodies.push(format!(
+            "/* The body of parallel loop {name}. */\nstruct closure_{id} {{\n{}\n}};\n\nstatic int body_{id}(void *ctx, int32_t index, void *closure) {{\n{text}}}\n",
+            fields.join("\n")
+        ));
+
+        // The call.
+        let mut init = vec!["rt".to_string()];
+        init.extend(vars.iter().map(|v| v.cname.clone()));
+        init.extend(bufs.iter().map(|b| b.cname.clone()));
+        self.open("{");
+        self.line(format!("struct closure_{id} h_cl = {{{}}};", init.join(", ")));
+        self.open(format!("if (rt->par_for(ctx, body_{id}, {mn}, {ex}, &h_cl) != 0) {{"));
+        self.fail();
+        self.close("}");
+        self.close("}");
+        Ok(())
+    }
+
+    fn store(&mut self, buffer: &Name, value: &Expr, index: &Expr, predicate: Option<&Expr>) -> Result<()> {
+        let b = self.lookup_buf(buffer)?.clone();
+        let vt = value.ty();
+        if vt.element() != b.elem {
+            return Err(internal(format!("store of {vt} to buffer '{buffer}' of {}", b.elem)));
+        }
+        let lanes = vt.lanes.max(index.ty().lanes).max(predicate.map_or(1, |p| p.ty().lanes));
+        if lanes == 1 {
+            let i = self.expr(index)?;
+            let v = self.expr(value)?;
+            let v = if b.elem.is_bool() { format!("(uint8_t){v}") } else { strip_parens(&v).to_string() };
+            let target = format!("{}[{}]", b.cname, strip_parens(&i));
+            match predicate {
+                Some(p) => {
+                    let p = self.expr(p)?;
+                    self.line(format!("if {} {target} = {v};", paren(&p)));
+                }
+                None => self.line(format!("{target} = {v};")),
+            }
+            return Ok(());
+        }
+        let t = b.elem.with_lanes(lanes);
+        let v = self.operand(value, lanes)?;
+        match predicate {
+            None => {
+                if let Some(base) = self.dense_base(index)? {
+                    let st = self.helpers.store_dense(t);
+                    self.line(format!("{st}({} + {base}, {v});", b.cname));
+                } else {
+                    let i = self.operand(index, lanes)?;
+                    let st = self.helpers.store(t);
+                    self.line(format!("{st}({}, {i}, {v});", b.cname));
+                }
+            }
+            Some(p) => {
+                let i = self.operand(index, lanes)?;
+                let p = self.operand(p, lanes)?;
+                let st = self.helpers.store_pred(t);
+                self.line(format!("{st}({}, {i}, {v}, {p});", b.cname));
+            }
+        }
+        Ok(())
+    }
+
+    fn allocate(&mut self, name: &Name, ty: Type, extents: &[Expr], body: &Stmt) -> Result<()> {
+        let elem = ty.element();
+        check(elem)?;
+        let e = storage_c(elem);
+        let constant: Option<i64> =
+            extents.iter().try_fold(1i64, |acc, x| x.as_int().filter(|v| *v >= 0).and_then(|v| acc.checked_mul(v)));
+        let on_stack =
+            constant.filter(|n| (*n as u64).saturating_mul(elem.bytes() as u64) <= STACK_ALLOCATION_BYTES as u64);
+        let cname;
+        if let Some(n) = on_stack {
+            cname = self.f.namer.fresh(name);
+            // Zeroed, as the interpreter's allocations are.
+            self.line(format!("{e} {cname}[{}] = {{0}};", n.max(1)));
+        } else {
+            let exts = extents
+                .iter()
+                .map(|x| self.expr(x).map(|s| strip_parens(&s).to_string()))
+                .collect::<Result<Vec<_>>>()?;
+            cname = self.f.namer.fresh(name);
+            self.line(format!(
+                "{e} *{cname} = ({e} *)h_alloc(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}});",
+                c_string(name),
+                exts.len(),
+                if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
+            ));
+            self.open(format!("if (!{cname}) {{"));
+            self.fail();
+            self.close("}");
+            self.f.heap.push(cname.clone());
+        }
+        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem });
+        let r = self.stmt(body);
+        self.f.bufs.pop();
+        if on_stack.is_none() {
+            self.f.heap.pop();
+            self.line(format!("free({cname});"));
+        }
+        r
+    }
+
+    // ------------------------------------------------------------------------------
+    // Expressions. Each returns C text that is an identifier, a literal, a call or is
+    // parenthesized, so it can be used as an operand as it is.
+
+    /// `e` with `lanes` lanes: broadcast if it is a scalar.
+    fn operand(&mut self, e: &Expr, lanes: u16) -> Result<String> {
+        let s = self.expr(e)?;
+        let t = e.ty();
+        if t.lanes == lanes {
+            Ok(s)
+        } else if t.is_scalar() {
+            let bc = self.helpers.broadcast(t.with_lanes(lanes));
+            Ok(format!("{bc}({})", strip_parens(&s)))
+        } else {
+            Err(internal(format!("an operand of {} lanes is used where {lanes} are expected: {e}", t.lanes)))
+        }
+    }
+
+    /// Whether `e` is a vector of consecutive `i32`s: `ramp(b, 1)`, a variable bound to
+    /// one, or one of those plus or minus a broadcast scalar.
+    fn is_dense(&self, e: &Expr) -> bool {
+        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
+            return false;
+        }
+        let broadcast = |x: &Expr| matches!(x.kind(), ExprKind::Broadcast { value, .. } if value.ty().is_scalar());
+        match e.kind() {
+            ExprKind::Ramp { stride, .. } => stride.as_int() == Some(1),
+            ExprKind::Var { name, .. } => self.lookup_var(name).is_ok_and(|v| v.dense_base.is_some()),
+            ExprKind::Binary(BinOp::Add, a, b) => {
+                (broadcast(b) && self.is_dense(a)) || (broadcast(a) && self.is_dense(b))
+            }
+            ExprKind::Binary(BinOp::Sub, a, b) => broadcast(b) && self.is_dense(a),
+            _ => false,
+        }
+    }
+
+    /// If `e` is dense (see [`Printer::is_dense`]), the C expression of its first lane.
+    fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
+        if !self.is_dense(e) {
+            return Ok(None);
+        }
+        Ok(match e.kind() {
+            ExprKind::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(self.expr(base)?),
+            ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.dense_base.clone()),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let scalar_of = |x: &Expr| match x.kind() {
+                    ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Some(value.clone()),
+                    _ => None,
+                };
+                let sym = if *op == BinOp::Add { "+" } else { "-" };
+                if let Some(s) = scalar_of(b) {
+                    match self.dense_base(a)? {
+                        Some(base) => Some(format!("({base} {sym} {})", self.expr(&s)?)),
+                        None => None,
+                    }
+                } else if let (BinOp::Add, Some(s)) = (op, scalar_of(a)) {
+                    match self.dense_base(b)? {
+                        Some(base) => Some(format!("({} + {base})", self.expr(&s)?)),
+                        None => None,
+                    }
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        })
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<String> {
+        let t = e.ty();
+        match e.kind() {
+            ExprKind::IntImm(v) => {
+                check(t)?;
+                Ok(int_literal(t, *v))
+            }
+            ExprKind::FloatImm(b) => Ok(float_literal(t, b.get())),
+            ExprKind::Var { name, .. } => Ok(self.lookup_var(name)?.cname.clone()),
+            ExprKind::Cast(a) => {
+                let x = self.expr(a)?;
+                self.cast(a.ty(), t, x)
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (x, y) = (self.operand(a, t.lanes)?, self.operand(b, t.lanes)?);
+                let ot = a.ty().element().with_lanes(t.lanes);
+                self.binary(*op, ot, x, y, b)
+            }
+            ExprKind::Cmp(op, a, b) => {
+                let lanes = a.ty().lanes.max(b.ty().lanes);
+                let (x, y) = (self.operand(a, lanes)?, self.operand(b, lanes)?);
+                let ot = a.ty().element().with_lanes(lanes);
+                check(ot)?;
+                let c = format!("({x} {} {y})", cmp_symbol(*op));
+                if lanes == 1 {
+                    Ok(c)
+                } else {
+                    let m2b = self.helpers.mask_to_bool(mask_of(ot));
+                    Ok(format!("{m2b}{c}"))
+                }
+            }
+            ExprKind::Not(a) => {
+                let x = self.expr(a)?;
+                Ok(if a.ty().is_vector() { format!("({x} ^ 1)") } else { format!("!{x}") })
+            }
+            ExprKind::Select(c, a, b) => {
+                let lanes = t.lanes;
+                let (x, y) = (self.operand(a, lanes)?, self.operand(b, lanes)?);
+                if c.ty().is_scalar() {
+                    let cc = self.expr(c)?;
+                    Ok(format!("({cc} ? {x} : {y})"))
+                } else {
+                    let cc = self.operand(c, lanes)?;
+                    let sel = self.helpers.select(t);
+                    Ok(format!("{sel}({cc}, {x}, {y})"))
+                }
+            }
+            ExprKind::Load { buffer, index, predicate } => self.load(t, buffer, index, predicate.as_ref()),
+            ExprKind::Ramp { base, stride, .. } => {
+                check(t)?;
+                let (b, s) = (self.expr(base)?, self.expr(stride)?);
+                let ramp = self.helpers.ramp(t);
+                Ok(format!("{ramp}({}, {})", strip_parens(&b), strip_parens(&s)))
+            }
+            ExprKind::Broadcast { value, .. } => {
+                check(t)?;
+                let v = self.expr(value)?;
+                if value.ty().is_scalar() {
+                    let bc = self.helpers.broadcast(t);
+                    Ok(format!("{bc}({})", strip_parens(&v)))
+                } else {
+                    // A broadcast of a vector repeats it.
+                    let vt = value.ty();
+                    let m = vt.lanes;
+                    let name = self.helpers.map("h_repeat", t, &[vt], |_| format!("a0[i % {m}]"));
+                    Ok(format!("{name}({v})"))
+                }
+            }
+            ExprKind::Let { name, value, body } => {
+                let dense = self.is_dense(value);
+                let v = self.expr(value)?;
+                self.declare(name, value.ty(), v, dense);
+                let r = self.expr(body);
+                self.f.vars.pop();
+                r
+            }
+            ExprKind::Call { name, args, kind } => match kind {
+                CallKind::Intrinsic(which) => self.intrinsic(*which, t, args),
+                CallKind::Func { .. } | CallKind::Image => Err(internal(format!(
+                    "call to '{name}' reached the C back end; storage flattening should have made it a Load"
+                ))),
+            },
+        }
+    }
+
+    fn load(&mut self, t: Type, buffer: &Name, index: &Expr, predicate: Option<&Expr>) -> Result<String> {
+        let b = self.lookup_buf(buffer)?.clone();
+        if t.element() != b.elem {
+            return Err(internal(format!("load of {} from buffer '{buffer}' of {}", t.element(), b.elem)));
+        }
+        let lanes = t.lanes.max(index.ty().lanes);
+        if lanes == 1 {
+            let i = self.expr(index)?;
+            let ld = format!("{}[{}]", b.cname, strip_parens(&i));
+            let ld = if b.elem.is_bool() { format!("({ld} != 0)") } else { ld };
+            return Ok(match predicate {
+                Some(p) => {
+                    let p = self.expr(p)?;
+                    format!("({p} ? {ld} : 0)")
+                }
+                None => ld,
+            });
+        }
+        let vt = b.elem.with_lanes(lanes);
+        match predicate {
+            None => {
+                if let Some(base) = self.dense_base(index)? {
+                    let ld = self.helpers.load_dense(vt);
+                    Ok(format!("{ld}({} + {base})", b.cname))
+                } else {
+                    let i = self.operand(index, lanes)?;
+                    let ld = self.helpers.load(vt);
+                    Ok(format!("{ld}({}, {i})", b.cname))
+                }
+            }
+            Some(p) => {
+                let i = self.operand(index, lanes)?;
+                let p = self.operand(p, lanes)?;
+                let ld = self.helpers.load_pred(vt);
+                Ok(format!("{ld}({}, {i}, {p})", b.cname))
+            }
+        }
+    }
+
+    /// `a op b` for operands of type `t` (both already `t.lanes` wide). `b_expr` is the
+    /// right operand, to recognise division by a positive constant.
+    fn binary(&mut self, op: BinOp, t: Type, a: String, b: String, b_expr: &Expr) -> Result<String> {
+        check(t)?;
+        let m = mnemonic(t.element());
+        let vector = t.is_vector();
+        if t.is_bool() {
+            // Bool arithmetic as the interpreter does it: the result is `!= 0` of the
+            // integer result, which for 0/1 operands is one of these.
+            let (s_op, v_op) = match op {
+                BinOp::And | BinOp::BitAnd | BinOp::Mul | BinOp::Div | BinOp::Min => ("&&", "&"),
+                BinOp::Or | BinOp::BitOr | BinOp::Add | BinOp::Max => ("||", "|"),
+                BinOp::BitXor | BinOp::Sub => ("!=", "^"),
+                BinOp::Shl | BinOp::Shr => return Ok(a),
+                BinOp::Mod => {
+                    return Ok(if vector {
+                        format!("{}(false)", self.helpers.broadcast(t))
+                    } else {
+                        "false".to_string()
+                    })
+                }
+            };
+            return Ok(format!("({a} {} {b})", if vector { v_op } else { s_op }));
+        }
+        if t.is_float() {
+            return Ok(match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => format!("({a} {} {b})", arith_symbol(op)),
+                BinOp::Mod => {
+                    if vector {
+                        let f = self.helpers.map("h_mod", t, &[t, t], |x| format!("h_mod_{m}({}, {})", x[0], x[1]));
+                        format!("{f}({a}, {b})")
+                    } else {
+                        format!("h_mod_{m}({}, {})", strip_parens(&a), strip_parens(&b))
+                    }
+                }
+                BinOp::Min | BinOp::Max => {
+                    if vector {
+                        let f = self.helpers.min_max(t, op == BinOp::Min);
+                        format!("{f}({a}, {b})")
+                    } else {
+                        let w = if op == BinOp::Min { "min" } else { "max" };
+                        format!("h_{w}_{m}({}, {})", strip_parens(&a), strip_parens(&b))
+                    }
+                }
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                    let sym = bit_symbol(op);
+                    if vector {
+                        let (v, k) = (self.helpers.ty(t), self.helpers.ty(mask_of(t)));
+                        format!("(({v})(({k}){a} {sym} ({k}){b}))")
+                    } else {
+                        format!("h_from_bits_{m}(h_bits_{m}({a}) {sym} h_bits_{m}({b}))")
+                    }
+                }
+                BinOp::Shl | BinOp::Shr => a,
+                BinOp::And | BinOp::Or => return Err(internal(format!("{op:?} of floats reached the C back end"))),
+            });
+        }
+        // Integers.
+        let c = scalar_c(t);
+        Ok(match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul => {
+                let sym = arith_symbol(op);
+                let name = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    _ => "mul",
+                };
+                if t.is_uint() && (vector || t.bits >= 32) {
+                    // Unsigned arithmetic wraps in C (u8/u16 vectors are not promoted).
+                    format!("({a} {sym} {b})")
+                } else if vector {
+                    let f = self.helpers.wrapping(t, name, sym);
+                    format!("{f}({a}, {b})")
+                } else {
+                    format!("h_{name}_{m}({}, {})", strip_parens(&a), strip_parens(&b))
+                }
+            }
+            BinOp::Div | BinOp::Mod => {
+                let is_div = op == BinOp::Div;
+                let w = if is_div { "div" } else { "mod" };
+                if !vector {
+                    format!("h_{w}_{m}({}, {})", strip_parens(&a), strip_parens(&b))
+                } else if positive_constant(b_expr) {
+                    if t.is_uint() {
+                        format!("({a} {} {b})", if is_div { "/" } else { "%" })
+                    } else {
+                        let f = self.helpers.div_mod_positive(t, is_div);
+                        format!("{f}({a}, {b})")
+                    }
+                } else {
+                    let f =
+                        self.helpers.map(&format!("h_{w}"), t, &[t, t], |x| format!("h_{w}_{m}({}, {})", x[0], x[1]));
+                    format!("{f}({a}, {b})")
+                }
+            }
+            BinOp::Min | BinOp::Max => {
+                if vector {
+                    let f = self.helpers.min_max(t, op == BinOp::Min);
+                    format!("{f}({a}, {b})")
+                } else {
+                    let w = if op == BinOp::Min { "min" } else { "max" };
+                    format!("h_{w}_{m}({}, {})", strip_parens(&a), strip_parens(&b))
+                }
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => format!("({a} {} {b})", bit_symbol(op)),
+            BinOp::Shl | BinOp::Shr => {
+                let left = op == BinOp::Shl;
+                if vector {
+                    let f = self.helpers.shift(t, left);
+                    format!("{f}({a}, {b})")
+                } else {
+                    format!("h_{}_{m}({}, {})", if left { "shl" } else { "shr" }, strip_parens(&a), strip_parens(&b))
+                }
+            }
+            BinOp::And | BinOp::Or => {
+                if vector {
+                    return Err(internal(format!("{op:?} of integer vectors reached the C back end")));
+                }
+                let sym = if op == BinOp::And { "&&" } else { "||" };
+                format!("(({c})({a} != 0 {sym} {b} != 0))")
+            }
+        })
+    }
+
+    /// Converts the C value `x` of type `from` to type `to` (same lanes), as
+    /// `semantics::cast` does.
+    fn cast(&mut self, from: Type, to: Type, x: String) -> Result<String> {
+        check(from)?;
+        check(to)?;
+        if from == to {
+            return Ok(x);
+        }
+        if from.lanes != to.lanes {
+            return Err(internal(format!("cast from {from} to {to} changes the lane count")));
+        }
+        let tm = mnemonic(to.element());
+        if from.is_scalar() {
+            let c = scalar_c(to);
+            return Ok(match (to.code, from.code) {
+                (TypeCode::Bool, _) => format!("({x} != 0)"),
+                (TypeCode::Int | TypeCode::UInt, TypeCode::Float) => format!("h_f2i_{tm}({})", strip_parens(&x)),
+                _ => format!("(({c}){x})"),
+            });
+        }
+        Ok(match (to.code, from.code) {
+            (TypeCode::Bool, _) => {
+                let m2b = self.helpers.mask_to_bool(mask_of(from));
+                format!("{m2b}({x} != 0)")
+            }
+            (TypeCode::Int | TypeCode::UInt, TypeCode::Float) => {
+                let f = self.helpers.map("h_f2i", to, &[from], |a| format!("h_f2i_{tm}({})", a[0]));
+                format!("{f}({x})")
+            }
+            _ => {
+                let f = self.helpers.convert(from, to);
+                format!("{f}({x})")
+            }
+        })
+    }
+
+    /// A lane-wise call of the scalar C function (or helper) `f` on vectors, or a plain
+    /// call on scalars.
+    fn call_lanewise(&mut self, f: &str, out: Type, args: &[(String, Type)]) -> String {
+        if out.is_scalar() {
+            let a: Vec<&str> = args.iter().map(|(s, _)| strip_parens(s)).collect();
+            return format!("{f}({})", a.join(", "));
+        }
+        let tys: Vec<Type> = args.iter().map(|(_, t)| *t).collect();
+        let helper = self.helpers.map(&format!("h_map_{f}"), out, &tys, |x| format!("{f}({})", x.join(", ")));
+        let a: Vec<&str> = args.iter().map(|(s, _)| s.as_str()).collect();
+        format!("{helper}({})", a.join(", "))
+    }
+
+    fn intrinsic(&mut self, which: Intrinsic, result: Type, args: &[Expr]) -> Result<String> {
+        check(result)?;
+        let lanes = result.lanes;
+        let mut vals = Vec::new();
+        for a in args {
+            vals.push((self.operand(a, lanes)?, a.ty().element().with_lanes(lanes)));
+        }
+        let Some((x, t)) = vals.first().cloned() else {
+            return Err(internal(format!("intrinsic {which:?} without arguments")));
+        };
+        check(t)?;
+        let m = mnemonic(t.element());
+        match which {
+            Intrinsic::Abs => match t.code {
+                TypeCode::Float => {
+                    let f = if t.bits == 32 { "fabsf" } else { "fabs" };
+                    let v = self.call_lanewise(f, t, &[(x, t)]);
+                    self.cast(t, result, v)
+                }
+                TypeCode::Int => {
+                    let u = unsigned_of(t);
+                    let v = self.call_lanewise(&format!("h_abs_{m}"), u, &[(x, t)]);
+                    self.cast(u, result, v)
+                }
+                _ => self.cast(t, result, x),
+            },
+            Intrinsic::BitNot => {
+                let v = match t.code {
+                    TypeCode::Bool => {
+                        if t.is_vector() {
+                            format!("({x} ^ 1)")
+                        } else {
+                            format!("!{x}")
+                        }
+                    }
+                    TypeCode::Float => {
+                        if t.is_vector() {
+                            let (v, k) = (self.helpers.ty(t), self.helpers.ty(mask_of(t)));
+                            format!("(({v})~({k}){x})")
+                        } else {
+                            format!("h_from_bits_{m}(~h_bits_{m}({x}))")
+                        }
+                    }
+                    _ => {
+                        if t.is_vector() {
+                            format!("(~{x})")
+                        } else {
+                            format!("(({})~{x})", scalar_c(t))
+                        }
+                    }
+                };
+                self.cast(t, result, v)
+            }
+            Intrinsic::Reinterpret => {
+                let rm = mnemonic(result.element());
+                if t.is_vector() {
+                    let f = self
+                        .helpers
+                        .map("h_reinterpret", result, &[t], |a| format!("h_from_bits_{rm}(h_bits_{m}({}))", a[0]));
+                    Ok(format!("{f}({x})"))
+                } else {
+                    Ok(format!("h_from_bits_{rm}(h_bits_{m}({}))", strip_parens(&x)))
+                }
+            }
+            Intrinsic::Floor | Intrinsic::Ceil | Intrinsic::Round | Intrinsic::Trunc if !t.is_float() => {
+                // Already an integer: rounding is the identity.
+                self.cast(t, result, x)
+            }
+            _ => {
+                // Float math in the result's precision (or the argument's if the result is
+                // not a float), as semantics::intrinsic does.
+                let ft = if result.is_float() {
+                    result.element()
+                } else if t.is_float() {
+                    t.element()
+                } else {
+                    Type::f64()
+                }
+                .with_lanes(lanes);
+                let mut fargs = Vec::new();
+                for (v, vt) in vals.iter().take(2) {
+                    fargs.push((self.cast(*vt, ft, v.clone())?, ft));
+                }
+                let name = math_function(which, ft.bits == 32);
+                let v = self.call_lanewise(name, ft, &fargs);
+                self.cast(ft, result, v)
+            }
+        }
+    }
+}
+
+/// The C library function of a float intrinsic.
+fn math_function(which: Intrinsic, f32: bool) -> &'static str {
+    let (single, double) = match which {
+        Intrinsic::Sqrt => ("sqrtf", "sqrt"),
+        Intrinsic::Exp => ("expf", "exp"),
+        Intrinsic::Log => ("logf", "log"),
+        Intrinsic::Pow => ("powf", "pow"),
+        Intrinsic::Floor => ("floorf", "floor"),
+        Intrinsic::Ceil => ("ceilf", "ceil"),
+        // nearbyint rounds half to even in the default rounding mode.
+        Intrinsic::Round => ("nearbyintf", "nearbyint"),
+        Intrinsic::Trunc => ("truncf", "trunc"),
+        Intrinsic::Sin => ("sinf", "sin"),
+        Intrinsic::Cos => ("cosf", "cos"),
+        Intrinsic::Tan => ("tanf", "tan"),
+        Intrinsic::Atan2 => ("atan2f", "atan2"),
+        Intrinsic::Abs => ("fabsf", "fabs"),
+        Intrinsic::Reinterpret | Intrinsic::BitNot => ("", ""),
+    };
+    if f32 {
+        single
+    } else {
+        double
+    }
+}
+
+/// True for a constant, or a broadcast of one, that is positive in every lane.
+fn positive_constant(e: &Expr) -> bool {
+    let v = match e.kind() {
+        ExprKind::Broadcast { value, .. } => value.as_int(),
+        _ => e.as_int(),
+    };
+    match v {
+        Some(v) if e.ty().is_uint() && e.ty().bits >= 64 => v != 0,
+        Some(v) => v > 0,
+        None => false,
+    }
+}
+
+fn arith_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        _ => "/",
+    }
+}
+
+fn bit_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::BitAnd => "&",
+        BinOp::BitOr => "|",
+        _ => "^",
+    }
+}
+
+fn cmp_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    }
+}
+
+/// `s` without one pair of enclosing parentheses, where they enclose all of it.
+fn strip_parens(s: &str) -> &str {
+    if !(s.starts_with('(') && s.ends_with(')')) {
+        return s;
+    }
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i != s.len() - 1 {
+                    return s;
+                }
+            }
+            _ => {}
+        }
+    }
+    &s[1..s.len() - 1]
+}
+
+/// `s` in parentheses unless it already is one parenthesized whole.
+fn paren(s: &str) -> String {
+    if strip_parens(s).len() != s.len() {
+        s.to_string()
+    } else {
+        format!("({s})")
+    }
+}
+
+/// A C literal of the integer type `t` with the value `v` (already wrapped to `t`):
+/// negative values are parenthesized, narrow types cast.
+fn int_literal(t: Type, v: i64) -> String {
+    match (t.code, t.bits) {
+        (TypeCode::Bool, _) => (if v != 0 { "true" } else { "false" }).to_string(),
+        (TypeCode::Int, 32) if v == i32::MIN as i64 => "(-2147483647 - 1)".to_string(),
+        (TypeCode::Int, 32) if v < 0 => format!("({v})"),
+        (TypeCode::Int, 32) => v.to_string(),
+        (TypeCode::Int, 64) if v == i64::MIN => "(-9223372036854775807ll - 1)".to_string(),
+        (TypeCode::Int, 64) => format!("((int64_t){v}ll)"),
+        (TypeCode::UInt, 64) => format!("{}ull", v as u64),
+        (TypeCode::UInt, 32) => format!("{}u", v as u64 as u32),
+        _ => format!("(({}){v})", scalar_c(t)),
+    }
+}
+
+/// A C literal of the float type `t` that reads back as exactly `v`.
+fn float_literal(t: Type, v: f64) -> String {
+    if t.bits == 32 {
+        let f = v as f32;
+        if !f.is_finite() {
+            return format!("h_from_bits_f32(0x{:08x}u)", f.to_bits());
+        }
+        // Debug prints the shortest text that reads back as the same f32.
+        let s = format!("{f:?}f");
+        if f.is_sign_negative() {
+            format!("({s})")
+        } else {
+            s
+        }
+    } else {
+        if !v.is_finite() {
+            return format!("h_from_bits_f64(0x{:016x}ull)", v.to_bits());
+        }
+        let s = format!("{v:?}");
+        if v.is_sign_negative() {
+            format!("({s})")
+        } else {
+            s
+        }
+    }
+}
+
+/// The statement appending a scalar value to the error message `h_m`, printed as the
+/// interpreter prints it (integers in decimal).
+fn msg_value(t: Type, v: &str) -> String {
+    match t.code {
+        TypeCode::UInt if t.bits >= 64 => format!("h_msg_u64(&h_m, {});", strip_parens(v)),
+        TypeCode::Float => format!("h_msg_f64(&h_m, {}, {});", strip_parens(v), if t.bits == 32 { 9 } else { 17 }),
+        _ => format!("h_msg_i64(&h_m, (int64_t){v});"),
+    }
+}
+
+/// The member of `union halogen_scalar` holding a value of type `t`.
+pub fn union_field(t: Type) -> String {
+    if t.is_bool() {
+        "b".to_string()
+    } else {
+        mnemonic(t.element())
+    }
+}
+
+/// The check, at the top of the entry point, that a buffer descriptor has the element type
+/// and dimension count the code was compiled for (callers of ahead-of-time code pass
+/// descriptors by hand).
+fn buffer_check(i: usize, b: &EntryBuffer) -> String {
+    let code = match b.elem.code {
+        TypeCode::Int => 0,
+        TypeCode::UInt | TypeCode::Bool => 1,
+        TypeCode::Float => 2,
+        TypeCode::Handle => 3,
+    };
+    let msg = c_string(&format!(
+        "buffer '{}' (argument {i}) must hold {} in {} dimension{}",
+        b.name,
+        b.elem,
+        b.dims,
+        if b.dims == 1 { "" } else { "s" }
+    ));
+    format!(
+        "    if (!buffers[{i}] || buffers[{i}]->type_code != {code} || buffers[{i}]->type_bits != {} || buffers[{i}]->dimensions != {}) {{\n        rt->error(ctx, {msg});\n        return -1;\n    }}\n",
+        b.elem.bits,
+        b.dims
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        assert_eq!(int_literal(Type::i32(), -3), "(-3)");
+        assert_eq!(int_literal(Type::i32(), i32::MIN as i64), "(-2147483647 - 1)");
+        assert_eq!(int_literal(Type::u8(), 200), "((uint8_t)200)");
+        assert_eq!(int_literal(Type::u64(), -1), "18446744073709551615ull");
+        assert_eq!(int_literal(Type::u32(), 0xffff_ffff), "4294967295u");
+        assert_eq!(int_literal(Type::bool(), 1), "true");
+        assert_eq!(float_literal(Type::f32(), 0.1f32 as f64), "0.1f");
+        assert_eq!(float_literal(Type::f32(), -2.5), "(-2.5f)");
+        assert_eq!(float_literal(Type::f64(), 1e300), "1e300");
+        assert_eq!(float_literal(Type::f32(), f64::INFINITY), "h_from_bits_f32(0x7f800000u)");
+    }
+
+    #[test]
+    fn parentheses() {
+        assert_eq!(strip_parens("(a + b)"), "a + b");
+        assert_eq!(strip_parens("(a) + (b)"), "(a) + (b)");
+        assert_eq!(strip_parens("f(a)"), "f(a)");
+        assert_eq!(paren("a"), "(a)");
+        assert_eq!(paren("(a < b)"), "(a < b)");
+        assert_eq!(paren("(a) && (b)"), "((a) && (b))");
+    }
+
+    #[test]
+    fn constants_that_are_positive() {
+        assert!(positive_constant(&Expr::broadcast(Expr::int_imm(Type::u16(), 3), 8)));
+        assert!(positive_constant(&Expr::i32(2)));
+        assert!(!positive_constant(&Expr::i32(0)));
+        assert!(!positive_constant(&Expr::broadcast(Expr::i32(-2), 4)));
+        assert!(positive_constant(&Expr::int_imm(Type::u64(), -1)));
+        assert!(!positive_constant(&Expr::var(Type::i32(), "x")));
+    }
+}

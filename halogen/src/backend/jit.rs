@@ -1,0 +1,417 @@
+//! Just-in-time compilation: the generated C compiled by the system C compiler into a
+//! shared library, loaded with `libloading`, and called through the C ABI of
+//! [`crate::runtime::ffi`].
+//!
+//! - The compiler is `$HALOGEN_CC` (split on whitespace, so `ccache gcc` works), else `cc`,
+//!   run as `-std=c11 -O3 -march=native -fPIC -shared -ffp-contract=off -fno-math-errno`:
+//!   no floating-point contraction, so float results match the interpreter bit for bit.
+//!   With `HALOGEN_SANITIZE=1` the code is also built with
+//!   `-fsanitize=address,undefined -fno-sanitize-recover=all` (the process must then load
+//!   the ASan runtime first, e.g. with `LD_PRELOAD`; see `tests/c_backend_sanitize.rs`).
+//! - Libraries are cached in `$HALOGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/halogen`, else
+//!   `~/.cache/halogen`, named by the SHA-256 of the source, the flags, the compiler command,
+//!   its `--version` output (asked once per process) and the CPU's feature flags. A pipeline compiled before, by
+//!   this process or an earlier one, is loaded without running the compiler; the source is
+//!   kept beside the library (`<hash>.c`) for inspection.
+//! - A compile error keeps the source and the compiler's log (`<hash>.log`) and names both
+//!   in the `Err`.
+//! - To read the generated C: `Compiled::c_source()`, the `<hash>.c` files in the cache,
+//!   `HALOGEN_DEBUG=c` (prints each file as it is loaded), or `Compiled::compile_to_c`.
+
+use crate::backend::c::{self, CModule};
+use crate::error::{Error, Result};
+use crate::ir::{Expr, Name};
+use crate::lower::Lowered;
+use crate::runtime::ffi::{self, EntryPoint, HalogenBuffer, HalogenDim, HalogenScalar};
+use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
+use libloading::Library;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+const PASS: &str = "C back end (jit)";
+
+/// The entry point's name in JIT-compiled libraries.
+pub const ENTRY: &str = "halogen_pipeline";
+
+static INVOCATIONS: AtomicU64 = AtomicU64::new(0);
+static VERSIONS: OnceLock<Mutex<HashMap<Vec<String>, String>>> = OnceLock::new();
+static BUILDS: OnceLock<Mutex<HashMap<String, Arc<Mutex<()>>>>> = OnceLock::new();
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How many times this process has run the C compiler to compile a pipeline (cache hits
+/// and `--version` queries do not count).
+///
+/// ```
+/// let before = halogen::backend::jit::compiler_invocations();
+/// assert!(halogen::backend::jit::compiler_invocations() >= before);
+/// ```
+pub fn compiler_invocations() -> u64 {
+    INVOCATIONS.load(Ordering::Relaxed)
+}
+
+/// Whether `HALOGEN_DEBUG` (a comma-separated list) contains `c`: print each generated
+/// file to stderr when it is loaded.
+fn debug_c() -> bool {
+    std::env::var("HALOGEN_DEBUG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "c"))
+}
+
+/// The C compiler command: `$HALOGEN_CC` split on whitespace, else `cc`.
+pub fn compiler() -> Vec<String> {
+    match std::env::var("HALOGEN_CC") {
+        Ok(v) if !v.trim().is_empty() => v.split_whitespace().map(str::to_string).collect(),
+        _ => vec!["cc".to_string()],
+    }
+}
+
+/// Whether `HALOGEN_SANITIZE=1` asks for sanitizer builds.
+pub fn sanitize_enabled() -> bool {
+    std::env::var("HALOGEN_SANITIZE").is_ok_and(|v| v.trim() == "1")
+}
+
+/// The flags the C compiler runs with (part of the cache key).
+///
+/// ```
+/// let f = halogen::backend::jit::flags();
+/// assert!(f.iter().any(|x| x == "-ffp-contract=off"));
+/// ```
+pub fn flags() -> Vec<String> {
+    let mut f: Vec<String> =
+        ["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    if sanitize_enabled() {
+        f.extend(
+            ["-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+    }
+    f
+}
+
+/// Where compiled pipelines are cached: `$HALOGEN_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/halogen`, else `$HOME/.cache/halogen`, else a folder in the temporary
+/// directory.
+pub fn cache_dir() -> PathBuf {
+    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var("HALOGEN_CACHE_DIR") {
+        return d;
+    }
+    if let Some(d) = var("XDG_CACHE_HOME") {
+        return d.join("halogen");
+    }
+    if let Some(h) = var("HOME") {
+        return h.join(".cache").join("halogen");
+    }
+    std::env::temp_dir().join("halogen-cache")
+}
+
+fn no_compiler(cc: &[String], why: impl std::fmt::Display) -> Error {
+    Error::Backend(
+        format!(
+            "no C compiler: running `{} --version` failed: {why}. Target::host() compiles generated C: install gcc or \
+             clang, or set HALOGEN_CC to a C compiler; Target::interp() runs without one",
+            cc.join(" ")
+        ),
+    )
+}
+
+/// The compiler's `--version` output, asked once per process and command.
+fn compiler_version(cc: &[String]) -> Result<String> {
+    let versions = VERSIONS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(v) = versions.lock().unwrap_or_else(|p| p.into_inner()).get(cc) {
+        return Ok(v.clone());
+    }
+    let out = Command::new(&cc[0]).args(&cc[1..]).arg("--version").output().map_err(|e| no_compiler(cc, e))?;
+    if !out.status.success() {
+        return Err(no_compiler(cc, out.status));
+    }
+    let v = String::from_utf8_lossy(&out.stdout).into_owned();
+    versions.lock().unwrap_or_else(|p| p.into_inner()).insert(cc.to_vec(), v.clone());
+    Ok(v)
+}
+
+/// What `-march=native` depends on: the CPU's feature flags (Linux), so a cache folder
+/// shared between different machines never hands one the other's instructions.
+fn machine() -> &'static str {
+    static MACHINE: OnceLock<String> = OnceLock::new();
+    MACHINE.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let flags = info.lines().find(|l| l.starts_with("flags") || l.starts_with("Features")).unwrap_or("");
+        format!("{} {flags}", std::env::consts::ARCH)
+    })
+}
+
+/// The cache key of a source compiled with `cc` (of version `version`) and `flags`.
+fn cache_key(source: &str, cc: &[String], version: &str, flags: &[String]) -> String {
+    let mut h = Sha256::new();
+    for part in [source, &cc.join(" "), version, &flags.join(" "), machine()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Backend(format!("{PASS}: cannot {what} {}: {e}", path.display()))
+}
+
+/// Compiles `source` into `dir/<key>.so` (through a temporary file, so concurrent builds
+/// of the same key by other processes never see a partial library).
+fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -> Result<PathBuf> {
+    let so = dir.join(format!("{key}.so"));
+    let tag = format!("{}.{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed));
+    let tmp_c = dir.join(format!("{key}.{tag}.c"));
+    let tmp_so = dir.join(format!("{key}.{tag}.so.tmp"));
+    let keep_c = dir.join(format!("{key}.c"));
+    std::fs::write(&tmp_c, source).map_err(|e| io_error("write the generated C to", &tmp_c, e))?;
+    // Same key, same text: the rename is atomic, so a concurrent build reads a whole file.
+    std::fs::rename(&tmp_c, &keep_c).map_err(|e| io_error("write the generated C to", &keep_c, e))?;
+    INVOCATIONS.fetch_add(1, Ordering::Relaxed);
+    let out = Command::new(&cc[0]).args(&cc[1..]).args(flags).arg("-o").arg(&tmp_so).arg(&keep_c).arg("-lm").output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return Err(no_compiler(cc, e)),
+    };
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp_so);
+        let log_path = dir.join(format!("{key}.log"));
+        let mut log =
+            format!("$ {} {} -o {} {} -lm\n", cc.join(" "), flags.join(" "), tmp_so.display(), keep_c.display());
+        log.push_str(&String::from_utf8_lossy(&out.stdout));
+        log.push_str(&String::from_utf8_lossy(&out.stderr));
+        let _ = std::fs::write(&log_path, &log);
+        let excerpt: String = String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n");
+        return Err(Error::internal(
+            PASS,
+            format!(
+                "the C compiler `{}` failed on the generated code ({}); the source is at {} and the compiler's log at {}:\n{excerpt}",
+                cc.join(" "),
+                out.status,
+                keep_c.display(),
+                log_path.display()
+            ),
+        ));
+    }
+    std::fs::rename(&tmp_so, &so).map_err(|e| io_error("move the compiled library to", &so, e))?;
+    Ok(so)
+}
+
+/// A pipeline compiled to native code and loaded: reusable, and safe to call from several
+/// threads at once.
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen::backend::jit::JitModule;
+/// let x = Var::new("x");
+/// let f = Func::new("f");
+/// f.def(x, x * x);
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+/// let m = JitModule::compile(&lowered).unwrap();
+/// assert!(m.source().contains("halogen_pipeline"));
+/// ```
+pub struct JitModule {
+    module: CModule,
+    entry: EntryPoint,
+    path: PathBuf,
+    // Keeps the code `entry` points into loaded.
+    _library: Library,
+}
+
+impl std::fmt::Debug for JitModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitModule").field("path", &self.path).field("buffers", &self.module.buffers).finish()
+    }
+}
+
+impl JitModule {
+    /// Prints the lowered pipeline as C, compiles it (or finds it in the cache) and loads it.
+    pub fn compile(lowered: &Lowered) -> Result<JitModule> {
+        JitModule::load(c::generate(lowered, ENTRY)?)
+    }
+
+    /// Compiles (or finds in the cache) and loads printed C whose entry point is `module.entry`.
+    pub fn load(module: CModule) -> Result<JitModule> {
+        let cc = compiler();
+        let version = compiler_version(&cc)?;
+        let flags = flags();
+        let key = cache_key(&module.source, &cc, &version, &flags);
+        let dir = cache_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("create the cache folder", &dir, e))?;
+        let so = dir.join(format!("{key}.so"));
+        // One build per key at a time in this process; other processes are safe through
+        // the temporary file and rename.
+        let lock = {
+            let builds = BUILDS.get_or_init(|| Mutex::new(HashMap::new()));
+            let mut b = builds.lock().unwrap_or_else(|p| p.into_inner());
+            b.entry(key.clone()).or_default().clone()
+        };
+        let path = {
+            let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            if so.is_file() {
+                so
+            } else {
+                build(&module.source, &cc, &flags, &dir, &key)?
+            }
+        };
+        // SAFETY: the library is one we compiled from generated C; its initializers are the
+        // C runtime's own.
+        let library = unsafe { Library::new(&path) }
+            .map_err(|e| Error::Backend(format!("cannot load the compiled pipeline {}: {e}", path.display())))?;
+        // SAFETY: the generated entry point has exactly the EntryPoint signature.
+        let entry: EntryPoint = unsafe {
+            *library.get::<EntryPoint>(module.entry.as_bytes()).map_err(|e| {
+                Error::internal(
+                    PASS,
+                    format!("the compiled pipeline {} has no entry point '{}': {e}", path.display(), module.entry),
+                )
+            })?
+        };
+        if debug_c() {
+            eprintln!("=== generated C ({}) ===\n{}", path.display(), module.source);
+        }
+        Ok(JitModule { module, entry, path, _library: library })
+    }
+
+    /// The generated C source.
+    pub fn source(&self) -> &str {
+        &self.module.source
+    }
+
+    /// The loaded library's path in the cache.
+    pub fn library_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The printed module: entry point name, buffer and parameter order.
+    pub fn module(&self) -> &CModule {
+        &self.module
+    }
+
+    /// Runs the pipeline over the output `out` (named `out_name`), with input images and
+    /// scalar parameters bound by name.
+    pub fn run(
+        &self,
+        images: &BTreeMap<Name, RawBuffer<'_>>,
+        params: &BTreeMap<Name, Expr>,
+        out_name: &Name,
+        out: RawBufferMut<'_>,
+    ) -> Result<()> {
+        let mut dims: Vec<Vec<HalogenDim>> = Vec::new();
+        let mut hosts: Vec<*mut u8> = Vec::new();
+        let mut out = Some(out);
+        for b in &self.module.buffers {
+            let (ty, bdims, host, len) = if b.is_output {
+                if &b.name != out_name {
+                    return Err(Error::Argument(format!(
+                        "the compiled pipeline writes buffer '{}'; realize gives only '{out_name}'",
+                        b.name
+                    )));
+                }
+                let Some(o) = out.take() else {
+                    return Err(Error::Argument(format!("output buffer '{}' is given twice", b.name)));
+                };
+                let len = o.len();
+                (o.ty, o.dims, o.bytes.as_mut_ptr(), len)
+            } else {
+                let Some(r) = images.get(&b.name) else {
+                    return Err(Error::Argument(format!(
+                        "no buffer given for ImageParam '{0}'; bind it with args.image(&{0}, &buffer)",
+                        b.name
+                    )));
+                };
+                // Generated code never stores to an input.
+                (r.ty, r.dims.clone(), r.bytes.as_ptr() as *mut u8, r.len())
+            };
+            if ty.element() != b.elem || bdims.len() != b.dims {
+                return Err(Error::Buffer(format!(
+                    "buffer '{}' holds {ty} in {} dimensions but the pipeline needs {} in {}",
+                    b.name,
+                    bdims.len(),
+                    b.elem,
+                    b.dims
+                )));
+            }
+            check_covers(&b.name, &bdims, len)?;
+            dims.push(bdims.iter().map(HalogenDim::from).collect());
+            hosts.push(host);
+        }
+        let mut buffers: Vec<HalogenBuffer> = self
+            .module
+            .buffers
+            .iter()
+            .zip(&dims)
+            .zip(&hosts)
+            .map(|((b, d), h)| HalogenBuffer::new(*h, b.elem, d))
+            .collect();
+        let mut scalars = Vec::with_capacity(self.module.params.len());
+        for p in &self.module.params {
+            let v = params.get(&p.name).ok_or_else(|| {
+                Error::Argument(format!("no value given for Param '{0}'; bind it with args.param(&{0}, value)", p.name))
+            })?;
+            let s = HalogenScalar::from_expr(v, p.ty).filter(|_| v.ty() == p.ty).ok_or_else(|| {
+                Error::Argument(format!("Param '{}' has type {} but was given {v} of type {}", p.name, p.ty, v.ty()))
+            })?;
+            scalars.push(s);
+        }
+        // SAFETY: each descriptor has the type and dimension count the code was compiled
+        // for, and covers memory of `len` elements that stays borrowed for the call
+        // (check_covers); the output is borrowed mutably, so nothing aliases it.
+        unsafe { ffi::call(self.entry, &mut buffers, &scalars) }
+    }
+}
+
+/// Checks that every coordinate of `dims` lands inside `len` elements, so that code whose
+/// bounds checks passed cannot touch memory outside the buffer.
+fn check_covers(name: &str, dims: &[BufferDim], len: usize) -> Result<()> {
+    if dims.iter().any(|d| d.extent <= 0) {
+        return Ok(());
+    }
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for d in dims {
+        let span = (d.extent as i64 - 1) * d.stride as i64;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    if lo < 0 || hi >= len as i64 {
+        return Err(Error::Buffer(format!(
+            "buffer '{name}': its dimensions reach elements [{lo}, {hi}] but it holds {len} elements"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_keys_depend_on_everything() {
+        let cc = vec!["cc".to_string()];
+        let f = vec!["-O3".to_string()];
+        let k = cache_key("int x;", &cc, "v1", &f);
+        assert_eq!(k.len(), 32);
+        assert_eq!(k, cache_key("int x;", &cc, "v1", &f));
+        assert_ne!(k, cache_key("int y;", &cc, "v1", &f));
+        assert_ne!(k, cache_key("int x;", &cc, "v2", &f));
+        assert_ne!(k, cache_key("int x;", &["gcc".to_string()], "v1", &f));
+        assert_ne!(k, cache_key("int x;", &cc, "v1", &["-O1".to_string()]));
+    }
+
+    #[test]
+    fn covering_checks() {
+        let d = |min, extent, stride| BufferDim { min, extent, stride };
+        assert!(check_covers("b", &[d(0, 4, 1), d(0, 3, 4)], 12).is_ok());
+        assert!(check_covers("b", &[d(0, 4, 1), d(0, 3, 4)], 11).is_err());
+        assert!(check_covers("b", &[d(0, 0, 1)], 0).is_ok());
+        assert!(check_covers("b", &[d(0, 2, -1)], 2).is_err());
+    }
+}

@@ -1,0 +1,266 @@
+//! The native back end computes exactly what the interpreter computes: every operator,
+//! cast and math function on edge values (zero divisors, MIN / -1, NaN, infinities,
+//! out-of-range float→int casts, shift amounts past the width), as scalar code and as
+//! parallel vector code of 5 lanes (a lane count that is not a power of two, so it also
+//! checks the padding lanes; `c_backend_vector.rs` covers 8 and 16 lanes).
+
+use halogen::prelude::*;
+
+const N: i32 = 64;
+
+/// Conversion of the test values into each element type (as Rust's `as` does).
+trait TestValue: Element {
+    fn from_i64(v: i64) -> Self;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! test_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            fn from_i64(v: i64) -> Self { v as $t }
+            fn from_f64(v: f64) -> Self { v as $t }
+        }
+    )*};
+}
+test_value!(u8, i8, u16, i16, u32, i32, f32, f64);
+
+const INTS: &[i64] = &[
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    3,
+    -3,
+    7,
+    -7,
+    8,
+    100,
+    -100,
+    127,
+    -128,
+    128,
+    255,
+    256,
+    32767,
+    -32768,
+    65535,
+    65536,
+    2147483647,
+    -2147483648,
+    2147483646,
+    4294967295,
+    31,
+    33,
+    63,
+    64,
+    13,
+    -13,
+    5,
+];
+
+const FLOATS: &[f64] = &[
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    1.5,
+    2.5,
+    -2.5,
+    3.7,
+    -3.7,
+    1e10,
+    -1e10,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    1e-30,
+    255.9,
+    256.5,
+    -129.7,
+    65535.5,
+    4294967296.0,
+    1e19,
+    -1e19,
+    2.0,
+    3.0,
+    0.1,
+    7.25,
+    -7.25,
+    1e-40,
+    100.0,
+    -0.75,
+];
+
+fn values<T: TestValue>(offset: usize) -> Buffer<T> {
+    Buffer::from_fn(&[N], |c| {
+        let i = (c[0] as usize + offset) % 32;
+        if T::TYPE.is_float() {
+            T::from_f64(FLOATS[i])
+        } else {
+            T::from_i64(INTS[i])
+        }
+    })
+}
+
+/// One row per operation, every row of type `t`.
+fn rows(a: &Expr, b: &Expr, t: Type) -> Vec<Expr> {
+    let c = |ty: Type, e: &Expr| cast(ty, e);
+    let back = |e: Expr| cast(t, e);
+    let mut r = vec![
+        a + b,
+        a - b,
+        a * b,
+        a / b,
+        a % b,
+        min(a, b),
+        max(a, b),
+        select(a.lt(b), a, b),
+        back(a.lt(b)),
+        back(a.le(b) & b.ne(a)),
+        back(a.eq(b) | a.gt(b)),
+        back(!a.ge(b)),
+        back(abs(a)),
+        -a,
+        a * 3 + b / 2,
+        back(c(Type::u8(), a)),
+        back(c(Type::i8(), a)),
+        back(c(Type::u16(), a)),
+        back(c(Type::i16(), a)),
+        back(c(Type::u32(), a)),
+        back(c(Type::i32(), a)),
+        back(c(Type::f32(), a)),
+        back(c(Type::f64(), a)),
+        back(c(Type::bool(), a)),
+        back(c(Type::i64(), a) * c(Type::i64(), b) / 7),
+        back(c(Type::u64(), a) % c(Type::u64(), b)),
+        back(c(Type::i64(), a) / c(Type::i64(), b)),
+        back((c(Type::u64(), a) * 0x9E37_79B9_7F4A_7C15u64) >> 40),
+        back(c(Type::u64(), &c(Type::f64(), a))),
+        back(c(Type::i64(), &(c(Type::f32(), a) * 1e10f32))),
+    ];
+    if t.is_float() {
+        r.extend([
+            sqrt(a),
+            exp(a),
+            log(a),
+            pow(a, b),
+            floor(a),
+            ceil(a),
+            round(a),
+            trunc(a),
+            sin(a),
+            cos(a),
+            tan(a),
+            atan2(a, b),
+            lerp(a, b, 0.25f32),
+            a / b + a * b - b,
+        ]);
+    } else {
+        r.extend([
+            a & b,
+            a | b,
+            a ^ b,
+            a << b,
+            a >> b,
+            back(c(Type::f32(), a) / c(Type::f32(), b)),
+            back(sqrt(a)),
+            back(round(c(Type::f32(), a) / 2.0f32)),
+            back(floor(a)),
+            back(abs(a - b)),
+        ]);
+    }
+    r
+}
+
+fn pipeline<T: TestValue>(schedule: u32) -> (ImageParam, ImageParam, Func, usize) {
+    let (ia, ib) = (ImageParam::new(T::TYPE, 1, "a"), ImageParam::new(T::TYPE, 1, "b"));
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let (a, b) = (ia.at(x), ib.at(x));
+    let rows = rows(&a, &b, T::TYPE);
+    let n = rows.len();
+    let mut e = rows[n - 1].clone();
+    for (i, r) in rows.iter().enumerate().rev().skip(1) {
+        e = select(Expr::from(y).eq(i as i32), r, e);
+    }
+    let f = Func::new("ops");
+    f.def((x, y), e);
+    if schedule == 1 {
+        f.vectorize(x, 5).parallel(y);
+    }
+    (ia, ib, f, n)
+}
+
+fn run<T: TestValue>(schedule: u32, target: &Target) -> (Vec<T>, usize) {
+    let (ia, ib, f, n) = pipeline::<T>(schedule);
+    let c = Pipeline::new(&[&f]).compile(target).unwrap_or_else(|e| panic!("compile {}: {e}", T::TYPE));
+    let (va, vb) = (values::<T>(0), values::<T>(11));
+    let mut out = Buffer::<T>::new(&[N, n as i32]);
+    let mut args = Args::new();
+    args.image(&ia, &va).image(&ib, &vb);
+    c.realize(&args, &mut out).unwrap_or_else(|e| panic!("realize {}: {e}", T::TYPE));
+    (out.as_slice().to_vec(), n)
+}
+
+fn same_bits<T: TestValue>(x: T, y: T) -> bool {
+    bytemuck::bytes_of(&x) == bytemuck::bytes_of(&y)
+}
+
+fn check<T: TestValue>() {
+    for schedule in 0..2 {
+        let (expected, n) = run::<T>(schedule, &Target::interp());
+        let (got, _) = run::<T>(schedule, &Target::host());
+        for row in 0..n {
+            for x in 0..N as usize {
+                let (e, g) = (expected[row * N as usize + x], got[row * N as usize + x]);
+                assert!(
+                    same_bits(e, g),
+                    "{} schedule {schedule}, row {row}, x {x}: interpreter {e:?}, native {g:?}",
+                    T::TYPE
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn u8_ops() {
+    check::<u8>();
+}
+
+#[test]
+fn i8_ops() {
+    check::<i8>();
+}
+
+#[test]
+fn u16_ops() {
+    check::<u16>();
+}
+
+#[test]
+fn i16_ops() {
+    check::<i16>();
+}
+
+#[test]
+fn u32_ops() {
+    check::<u32>();
+}
+
+#[test]
+fn i32_ops() {
+    check::<i32>();
+}
+
+#[test]
+fn f32_ops() {
+    check::<f32>();
+}
+
+#[test]
+fn f64_ops() {
+    check::<f64>();
+}
