@@ -1,1 +1,385 @@
-//! Benchmark pipelines written with Halogen.
+//! The benchmark pipelines of the Halide papers, written with Halogen.
+//!
+//! Each app lives in its own module and provides:
+//!
+//! - a struct holding its inputs (`ImageParam`s), its output `Func` and the Funcs a schedule
+//!   names, built by `new()` (or `with_config` for apps with construction-time constants);
+//! - schedule methods named after the schedules they apply (`schedule_hand`, ...), written
+//!   in Halide's vocabulary and translated from `shared/anchors/halide_bench.py` where that
+//!   file has the app;
+//! - a plain-Rust `reference` implementation on [`Buffer`]s that computes the same values
+//!   in the same order of operations, so integer apps match exactly and float apps to the
+//!   last bit or very nearly.
+//!
+//! All of them implement [`App`], the object-safe interface the `halogen` command uses to
+//! list apps, build one with a named schedule, make inputs of a given size, run it and
+//! compare the result with the reference:
+//!
+//! ```
+//! use halogen::prelude::*;
+//! use halogen_apps::{build, Config};
+//! let app = build("blur", "hand", &Config::default()).unwrap();
+//! let inputs = app.make_inputs(32, 16, 7);
+//! let out = app.run(&Target::interp(), &inputs).unwrap();
+//! let expected = app.reference(&inputs).unwrap();
+//! assert!(out.compare(&expected, app.tolerance()).is_ok());
+//! ```
+//!
+//! The six apps that `halide_bench.py` also builds (blur, unsharp, harris, bilateral_grid,
+//! hist_eq, local_laplacian) compute exactly what its classes of the same name compute:
+//! same types, constants, boundary conditions and rounding.
+
+pub mod bilateral_grid;
+pub mod blur;
+pub mod camera_pipe;
+pub mod dynbuf;
+pub mod harris;
+pub mod hist_eq;
+pub mod local_laplacian;
+pub mod max_filter;
+pub mod npy;
+pub mod resize;
+pub mod sobel;
+pub mod synth;
+pub mod transpose;
+pub mod unsharp;
+
+mod common;
+
+pub use dynbuf::{DynBuffer, Mismatch, Tolerance};
+
+use halogen::prelude::*;
+use std::collections::BTreeMap;
+
+/// What can go wrong when building or running an app.
+///
+/// ```
+/// use halogen_apps::{build, AppError, Config};
+/// let Err(e) = build("blur", "no_such_schedule", &Config::default()) else { panic!() };
+/// assert!(matches!(e, AppError::UnknownSchedule { .. }));
+/// assert!(e.to_string().contains("hand"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// An error from the compiler or the runtime.
+    #[error(transparent)]
+    Halogen(#[from] halogen::Error),
+    /// No app has this name.
+    #[error("unknown app '{name}'; the apps are: {}", available.join(", "))]
+    UnknownApp {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        available: Vec<&'static str>,
+    },
+    /// The app has no schedule of this name.
+    #[error("app '{app}' has no schedule '{schedule}'; its schedules are: {}", available.join(", "))]
+    UnknownSchedule {
+        /// The app.
+        app: &'static str,
+        /// The schedule asked for.
+        schedule: String,
+        /// The schedules that exist.
+        available: Vec<&'static str>,
+    },
+    /// A construction parameter is unknown or has a bad value.
+    #[error("app '{app}': {message}")]
+    Param {
+        /// The app.
+        app: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The inputs given do not fit the app (count, type, dimensions, size).
+    #[error("app '{app}': {message}")]
+    Input {
+        /// The app.
+        app: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Shorthand for results with [`AppError`].
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+/// One construction parameter an app accepts (`halogen run APP ... --param name=value`).
+///
+/// ```
+/// let app = halogen_apps::build("bilateral_grid", "naive", &Default::default()).unwrap();
+/// let names: Vec<&str> = app.params().iter().map(|p| p.name).collect();
+/// assert_eq!(names, ["s_sigma", "r_sigma"]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamSpec {
+    /// The key.
+    pub name: &'static str,
+    /// The value used when none is given.
+    pub default: f64,
+    /// What it means.
+    pub help: &'static str,
+}
+
+/// Construction parameters given by name (`k=v` pairs); each app reads the ones it
+/// declares in [`App::params`] and rejects any other.
+///
+/// ```
+/// use halogen_apps::Config;
+/// let c = Config::parse(&["s_sigma=4", "r_sigma=0.2"]).unwrap();
+/// assert_eq!(c.get("s_sigma"), Some("4"));
+/// assert!(Config::parse(&["oops"]).is_err());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    values: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// Parses `key=value` strings.
+    pub fn parse<S: AsRef<str>>(pairs: &[S]) -> std::result::Result<Config, String> {
+        let mut c = Config::default();
+        for p in pairs {
+            let p = p.as_ref();
+            let (k, v) = p.split_once('=').ok_or_else(|| format!("parameter '{p}' is not of the form key=value"))?;
+            let (k, v) = (k.trim(), v.trim());
+            if k.is_empty() {
+                return Err(format!("parameter '{p}' has an empty key"));
+            }
+            c.values.insert(k.to_string(), v.to_string());
+        }
+        Ok(c)
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// ```
+    /// let mut c = halogen_apps::Config::default();
+    /// c.set("radius", 3);
+    /// assert_eq!(c.get("radius"), Some("3"));
+    /// ```
+    pub fn set(&mut self, key: &str, value: impl ToString) -> &mut Self {
+        self.values.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// The raw value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(|s| s.as_str())
+    }
+
+    /// Whether no parameter is set.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Checks every key against `specs` and returns the value of each spec, in order
+    /// (the default where none is given). Errors name the app, the key and the choices.
+    ///
+    /// ```
+    /// use halogen_apps::{Config, ParamSpec};
+    /// const SPECS: &[ParamSpec] = &[ParamSpec { name: "k", default: 2.0, help: "" }];
+    /// assert_eq!(Config::default().resolve("demo", SPECS).unwrap(), vec![2.0]);
+    /// let c = Config::parse(&["k=5"]).unwrap();
+    /// assert_eq!(c.resolve("demo", SPECS).unwrap(), vec![5.0]);
+    /// let bad = Config::parse(&["j=5"]).unwrap();
+    /// assert!(bad.resolve("demo", SPECS).unwrap_err().to_string().contains("'j'"));
+    /// ```
+    pub fn resolve(&self, app: &'static str, specs: &[ParamSpec]) -> Result<Vec<f64>> {
+        for k in self.values.keys() {
+            if !specs.iter().any(|s| s.name == k) {
+                let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                let message = if known.is_empty() {
+                    format!("unknown parameter '{k}'; this app takes no parameters")
+                } else {
+                    format!("unknown parameter '{k}'; its parameters are: {}", known.join(", "))
+                };
+                return Err(AppError::Param { app, message });
+            }
+        }
+        specs
+            .iter()
+            .map(|s| match self.values.get(s.name) {
+                None => Ok(s.default),
+                Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| AppError::Param {
+                    app,
+                    message: format!("parameter '{}' must be a number, got '{v}'", s.name),
+                }),
+            })
+            .collect()
+    }
+}
+
+/// The element type and shape of one input of an app.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputSpec {
+    /// The ImageParam's name.
+    pub name: String,
+    /// The element type.
+    pub ty: Type,
+    /// 1 for a 2-D gray image `(x, y)`, 3 for a planar colour image `(x, y, c)`.
+    pub channels: i32,
+    /// Description of the values expected (range, meaning).
+    pub values: &'static str,
+}
+
+/// A benchmark pipeline: its algorithm with one schedule applied, its inputs and its
+/// plain-Rust reference.
+///
+/// Object safe, so the command-line tool keeps `Box<dyn App>`s; [`App::build`] is the
+/// typed constructor for code that knows the app.
+pub trait App: Send {
+    /// The app's name (`blur`, `harris`, ...).
+    fn name(&self) -> &'static str;
+
+    /// One line saying what it computes.
+    fn description(&self) -> &'static str;
+
+    /// The schedules [`App::apply_schedule`] knows. Every app has `naive` (no schedule:
+    /// everything inlined into the output, except Funcs with updates, which go to root;
+    /// not offered where that recomputes exponentially), `root` (every Func computed at
+    /// root, serial and scalar) and `hand`.
+    fn schedules(&self) -> &'static [&'static str];
+
+    /// The construction parameters it accepts.
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+
+    /// Applies the schedule called `name` to the Funcs (once, on a freshly built app).
+    fn apply_schedule(&self, name: &str) -> Result<()>;
+
+    /// The output Func.
+    fn output(&self) -> &Func;
+
+    /// The inputs, in the order [`App::make_inputs`] and [`App::realize`] use.
+    fn input_specs(&self) -> Vec<InputSpec>;
+
+    /// Binds `inputs` (in [`App::input_specs`] order) to the pipeline's parameters.
+    fn bind<'a>(&self, inputs: &'a [DynBuffer], args: &mut Args<'a>) -> Result<()>;
+
+    /// The extents of the output for these inputs.
+    fn output_extents(&self, inputs: &[DynBuffer]) -> Result<Vec<i32>>;
+
+    /// The element type of the output.
+    fn output_type(&self) -> Type;
+
+    /// Test inputs for an output of about `width × height`, the same kind of data
+    /// `halide_bench.py` makes (random, or smooth plus noise), deterministic in `seed`.
+    fn make_inputs(&self, width: i32, height: i32, seed: u64) -> Vec<DynBuffer>;
+
+    /// The app's inputs made from a colour picture (planar RGB `f32` in `[0, 1]`,
+    /// `(x, y, c)`): converted to gray where the app is gray, to the input's type, and
+    /// grown where the app reads outside its output (blur).
+    fn inputs_from_rgb(&self, rgb: &Buffer<f32>) -> Result<Vec<DynBuffer>> {
+        self.input_specs().iter().map(|s| common::convert_picture(self.name(), rgb, s)).collect()
+    }
+
+    /// The plain-Rust reference result for `inputs`.
+    fn reference(&self, inputs: &[DynBuffer]) -> Result<DynBuffer>;
+
+    /// How closely the pipeline must match [`App::reference`].
+    fn tolerance(&self) -> Tolerance;
+
+    /// A version of an output that looks right as a picture (in `[0, 1]` for floats). Most
+    /// outputs are pictures already; a corner response or a gradient magnitude is not.
+    fn display(&self, output: &DynBuffer) -> DynBuffer {
+        output.clone()
+    }
+
+    /// The pipeline computing the output.
+    fn pipeline(&self) -> Pipeline {
+        Pipeline::new(&[self.output()])
+    }
+
+    /// Lowers and compiles the pipeline.
+    fn compile(&self, target: &Target) -> Result<Compiled> {
+        Ok(self.pipeline().compile(target)?)
+    }
+
+    /// Runs a compiled pipeline on `inputs` into a new output buffer.
+    fn realize(&self, compiled: &Compiled, inputs: &[DynBuffer]) -> Result<DynBuffer> {
+        let mut out = DynBuffer::zeros(self.output_type(), &self.output_extents(inputs)?)?;
+        self.realize_into(compiled, inputs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Runs a compiled pipeline on `inputs` into `out` (for benchmarks: no allocation).
+    fn realize_into(&self, compiled: &Compiled, inputs: &[DynBuffer], out: &mut DynBuffer) -> Result<()> {
+        let mut args = Args::new();
+        self.bind(inputs, &mut args)?;
+        out.realize(compiled, &args)?;
+        Ok(())
+    }
+
+    /// Compiles and runs once.
+    fn run(&self, target: &Target, inputs: &[DynBuffer]) -> Result<DynBuffer> {
+        let compiled = self.compile(target)?;
+        self.realize(&compiled, inputs)
+    }
+
+    /// Builds the app with its default parameters and the schedule called `schedule`.
+    fn build(schedule: &str) -> Result<Self>
+    where
+        Self: Sized;
+}
+
+/// Everything the registry knows about one app without building it.
+struct Entry {
+    name: &'static str,
+    make: fn(&Config) -> Result<Box<dyn App>>,
+}
+
+fn boxed<A: App + 'static>(a: Result<A>) -> Result<Box<dyn App>> {
+    a.map(|a| Box::new(a) as Box<dyn App>)
+}
+
+const REGISTRY: &[Entry] = &[
+    Entry { name: "blur", make: |c| boxed(blur::Blur::with_config(c)) },
+    Entry { name: "unsharp", make: |c| boxed(unsharp::Unsharp::with_config(c)) },
+    Entry { name: "harris", make: |c| boxed(harris::Harris::with_config(c)) },
+    Entry { name: "bilateral_grid", make: |c| boxed(bilateral_grid::BilateralGrid::with_config(c)) },
+    Entry { name: "hist_eq", make: |c| boxed(hist_eq::HistEq::with_config(c)) },
+    Entry { name: "local_laplacian", make: |c| boxed(local_laplacian::LocalLaplacian::with_config(c)) },
+    Entry { name: "sobel", make: |c| boxed(sobel::Sobel::with_config(c)) },
+    Entry { name: "max_filter", make: |c| boxed(max_filter::MaxFilter::with_config(c)) },
+    Entry { name: "transpose", make: |c| boxed(transpose::Transpose::with_config(c)) },
+    Entry { name: "resize", make: |c| boxed(resize::Resize::with_config(c)) },
+    Entry { name: "camera_pipe", make: |c| boxed(camera_pipe::CameraPipe::with_config(c)) },
+];
+
+/// The names of every app, in the order the tools list them.
+///
+/// ```
+/// let names = halogen_apps::app_names();
+/// assert!(names.contains(&"blur") && names.contains(&"local_laplacian"));
+/// ```
+pub fn app_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
+/// The app called `name`, built with `config`, with no schedule applied yet.
+///
+/// ```
+/// let app = halogen_apps::create("harris", &Default::default()).unwrap();
+/// assert!(app.schedules().contains(&"hand"));
+/// assert!(halogen_apps::create("nope", &Default::default()).is_err());
+/// ```
+pub fn create(name: &str, config: &Config) -> Result<Box<dyn App>> {
+    let entry = REGISTRY
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| AppError::UnknownApp { name: name.to_string(), available: app_names() })?;
+    (entry.make)(config)
+}
+
+/// The app called `name`, built with `config` and the schedule called `schedule`.
+///
+/// ```
+/// let app = halogen_apps::build("unsharp", "hand", &Default::default()).unwrap();
+/// assert_eq!(app.name(), "unsharp");
+/// ```
+pub fn build(name: &str, schedule: &str, config: &Config) -> Result<Box<dyn App>> {
+    let app = create(name, config)?;
+    app.apply_schedule(schedule)?;
+    Ok(app)
+}

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod analysis;
+pub mod autoschedule;
 pub mod backend;
 pub mod error;
 pub mod ir;
@@ -24,6 +25,7 @@ pub mod prelude;
 pub mod runtime;
 pub mod schedule;
 
+pub use autoschedule::MachineParams;
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
 pub use lang::boundary;

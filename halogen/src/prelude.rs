@@ -12,6 +12,7 @@
 //! assert_eq!(f.output_types(), vec![Type::u8()]);
 //! ```
 
+pub use crate::autoschedule::MachineParams;
 pub use crate::error::{Error, Result};
 pub use crate::ir::{Expr, Type};
 pub use crate::lang::args::IntoArgs;

@@ -122,9 +122,9 @@ pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> R
     std::fs::write(&h_path, header(&m)).map_err(|e| io_error("write", &h_path, e))?;
     let cc = super::jit::compiler();
     let run = |cmd: &mut Command, what: &str| -> Result<()> {
-        let out = cmd.output().map_err(|e| {
-            Error::Backend(format!("cannot run {what}: {e} (set HALOGEN_CC for the C compiler)"))
-        })?;
+        let out = cmd
+            .output()
+            .map_err(|e| Error::Backend(format!("cannot run {what}: {e} (set HALOGEN_CC for the C compiler)")))?;
         if out.status.success() {
             Ok(())
         } else {

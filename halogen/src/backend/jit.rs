@@ -112,13 +112,11 @@ pub fn cache_dir() -> PathBuf {
 }
 
 fn no_compiler(cc: &[String], why: impl std::fmt::Display) -> Error {
-    Error::Backend(
-        format!(
-            "no C compiler: running `{} --version` failed: {why}. Target::host() compiles generated C: install gcc or \
+    Error::Backend(format!(
+        "no C compiler: running `{} --version` failed: {why}. Target::host() compiles generated C: install gcc or \
              clang, or set HALOGEN_CC to a C compiler; Target::interp() runs without one",
-            cc.join(" ")
-        ),
-    )
+        cc.join(" ")
+    ))
 }
 
 /// The compiler's `--version` output, asked once per process and command.

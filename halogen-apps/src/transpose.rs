@@ -1,0 +1,139 @@
+//! Matrix transpose of `u16` pixels: `out(x, y) = in(y, x)`. All memory traffic, no
+//! arithmetic: what matters is the loop order and the size of the blocks.
+//!
+//! ```
+//! use halogen::prelude::*;
+//! use halogen_apps::{transpose::Transpose, App};
+//! let app = Transpose::build("hand_staged").unwrap();
+//! let inputs = app.make_inputs(40, 24, 3);
+//! assert_eq!(app.run(&Target::host(), &inputs).unwrap(), app.reference(&inputs).unwrap());
+//! ```
+
+use crate::common;
+use crate::{App, Config, DynBuffer, InputSpec, Result, Tolerance};
+use halogen::prelude::*;
+
+/// The transpose's Funcs and input.
+pub struct Transpose {
+    /// Gray `u16` input.
+    pub input: ImageParam,
+    /// A copy of the input, for schedules that stage blocks of it.
+    pub block: Func,
+    /// The transposed image: the output.
+    pub out: Func,
+    /// Pure variables.
+    pub x: Var,
+    /// Pure variables.
+    pub y: Var,
+}
+
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged"];
+
+impl Default for Transpose {
+    fn default() -> Self {
+        Transpose::new()
+    }
+}
+
+impl Transpose {
+    /// Builds the algorithm (no schedule).
+    pub fn new() -> Transpose {
+        let input = ImageParam::new(Type::u16(), 2, "input");
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let block = Func::new("block");
+        block.def((x, y), input.at((x, y)));
+        let out = Func::new("transpose");
+        out.def((x, y), block.at((y, x)));
+        input.set_estimates(&[(0, 4096), (0, 4096)]);
+        out.set_estimates(&[(0, 4096), (0, 4096)]);
+        Transpose { input, block, out, x, y }
+    }
+
+    /// Builds the algorithm; transpose has no parameters, so `config` must be empty.
+    pub fn with_config(config: &Config) -> Result<Transpose> {
+        config.resolve("transpose", &[])?;
+        Ok(Transpose::new())
+    }
+
+    /// 16×16 tiles in parallel rows of tiles, vectorized by 8 along the output rows
+    /// (strided reads, dense writes, both within a cache-sized block).
+    pub fn schedule_hand(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xi, yi) = (Var::new("xi"), Var::new("yi"));
+        self.out.tile(x, y, xi, yi, 16, 16).vectorize(xi, 8).parallel(y);
+    }
+
+    /// As `hand`, and each 16×16 block of the input is first copied with dense, vectorized
+    /// reads into a small buffer, then read transposed from there.
+    pub fn schedule_hand_staged(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xi, yi) = (Var::new("xi"), Var::new("yi"));
+        self.out.tile(x, y, xi, yi, 16, 16).vectorize(xi, 8).parallel(y);
+        self.block.compute_at(&self.out, x).vectorize(x, 8);
+    }
+
+    /// Every Func at root, serial and scalar.
+    pub fn schedule_root(&self) {
+        common::root_all(&[&self.block, &self.out]);
+    }
+
+    /// The transpose in plain Rust (`input` has mins 0).
+    pub fn reference(input: &Buffer<u16>) -> Buffer<u16> {
+        Buffer::from_fn(&[input.height(), input.width()], |c| input[[c[1], c[0]]])
+    }
+}
+
+impl App for Transpose {
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+    fn description(&self) -> &'static str {
+        "matrix transpose, uint16 (memory traffic only: loop order and blocking)"
+    }
+    fn schedules(&self) -> &'static [&'static str] {
+        SCHEDULES
+    }
+    fn apply_schedule(&self, name: &str) -> Result<()> {
+        match name {
+            "naive" => common::naive(),
+            "root" => self.schedule_root(),
+            "hand" => self.schedule_hand(),
+            "hand_staged" => self.schedule_hand_staged(),
+            _ => return Err(common::unknown_schedule("transpose", name, SCHEDULES)),
+        }
+        Ok(())
+    }
+    fn output(&self) -> &Func {
+        &self.out
+    }
+    fn input_specs(&self) -> Vec<InputSpec> {
+        vec![InputSpec { name: "input".into(), ty: Type::u16(), channels: 1, values: "any u16" }]
+    }
+    fn bind<'a>(&self, inputs: &'a [DynBuffer], args: &mut Args<'a>) -> Result<()> {
+        common::count("transpose", inputs, 1)?;
+        args.image(&self.input, common::input::<u16>("transpose", inputs, 0, 2)?);
+        Ok(())
+    }
+    fn output_extents(&self, inputs: &[DynBuffer]) -> Result<Vec<i32>> {
+        let i = common::input::<u16>("transpose", inputs, 0, 2)?;
+        Ok(vec![i.height(), i.width()])
+    }
+    fn output_type(&self) -> Type {
+        Type::u16()
+    }
+    fn make_inputs(&self, width: i32, height: i32, seed: u64) -> Vec<DynBuffer> {
+        // The output is width x height, so the input is height x width.
+        vec![crate::synth::random_u16(&[height, width], seed).into()]
+    }
+    fn reference(&self, inputs: &[DynBuffer]) -> Result<DynBuffer> {
+        Ok(Transpose::reference(common::input::<u16>("transpose", inputs, 0, 2)?).into())
+    }
+    fn tolerance(&self) -> Tolerance {
+        Tolerance::Exact
+    }
+    fn build(schedule: &str) -> Result<Self> {
+        let a = Transpose::new();
+        a.apply_schedule(schedule)?;
+        Ok(a)
+    }
+}

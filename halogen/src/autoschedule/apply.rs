@@ -1,0 +1,428 @@
+//! Section 4.4 of Sioutas et al. and the last step: the plan becomes directives of the
+//! public scheduling API (vectorize the innermost tile loop by the stage's vector lanes,
+//! parallelize the outermost tile loop, producers' sliding dimension outermost, update
+//! stages parallel and vectorized over the pure variables where that is legal), and the
+//! same directives are written as Rust source a user can paste.
+
+use super::footprint::{eval_range, NumBox};
+use super::fusion::{LoopKind, Nest};
+use super::graph::{Graph, Node};
+use super::grouping::Planned;
+use super::MachineParams;
+use crate::analysis::Scope;
+use crate::ir::{CallKind, Expr, ExprKind, Name, Visitor};
+use crate::lang::func::{Func, FuncData, FuncRef};
+use crate::lang::var::{Var, VarOrRVar};
+use crate::schedule::{FuncSchedule, StageSchedule};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, Weak};
+
+use super::tiling::PARALLEL_MIN_WORK;
+
+/// A Rust identifier for a name (`sum$3` → `sum_3`).
+pub(crate) fn ident(name: &str) -> String {
+    let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    const KEYWORDS: &[&str] = &[
+        "as", "box", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn", "for",
+        "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static",
+        "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "yield",
+    ];
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+/// The schedule source being written, and the Vars it declares.
+#[derive(Default)]
+pub(crate) struct Source {
+    lines: Vec<String>,
+    vars: Vec<Name>,
+}
+
+impl Source {
+    fn var(&mut self, name: &Name) -> String {
+        if !self.vars.contains(name) {
+            self.vars.push(name.clone());
+        }
+        ident(name)
+    }
+
+    /// The finished text: a header, the Var declarations, one statement per line.
+    pub fn finish(self, header: &str) -> String {
+        let mut out = String::new();
+        for l in header.lines() {
+            out.push_str("// ");
+            out.push_str(l);
+            out.push('\n');
+        }
+        match self.vars.len() {
+            0 => {}
+            1 => out.push_str(&format!("let {} = Var::new({:?});\n", ident(&self.vars[0]), &*self.vars[0])),
+            _ => {
+                let ids: Vec<String> = self.vars.iter().map(|v| ident(v)).collect();
+                let news: Vec<String> = self.vars.iter().map(|v| format!("Var::new({:?})", &**v)).collect();
+                out.push_str(&format!("let ({}) = ({});\n", ids.join(", "), news.join(", ")));
+            }
+        }
+        for l in self.lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Builds one statement `f.a(..).b(..);` while applying each directive.
+struct Chain<'a> {
+    func: Func,
+    text: String,
+    any: bool,
+    src: &'a mut Source,
+}
+
+impl<'a> Chain<'a> {
+    fn new(node: &Node, src: &'a mut Source) -> Chain<'a> {
+        let mut text = ident(&node.name);
+        if *ident(&node.name) != *node.name {
+            text = format!("/* Func '{}' */ {text}", node.name);
+        }
+        Chain { func: Func(node.fref.clone()), text, any: false, src }
+    }
+    fn push(&mut self, call: String) {
+        self.text.push('.');
+        self.text.push_str(&call);
+        self.any = true;
+    }
+    fn var(&mut self, name: &Name) -> (Var, String) {
+        (Var::new(name), self.src.var(name))
+    }
+    fn done(self) {
+        if self.any {
+            self.src.lines.push(format!("{};", self.text));
+        }
+    }
+}
+
+/// Loop variables for `reorder`, and their source text (`x.into(), y.into()`).
+fn var_list(chain: &mut Chain<'_>, names: &[Name]) -> (Vec<VarOrRVar>, String) {
+    let mut vars = Vec::new();
+    let mut ids = Vec::new();
+    for n in names {
+        let (v, s) = chain.var(n);
+        vars.push(VarOrRVar::from(v));
+        ids.push(format!("{s}.into()"));
+    }
+    (vars, ids.join(", "))
+}
+
+/// A loop name not yet used by the stage.
+fn fresh_name(base: &str, taken: &mut Vec<Name>) -> Name {
+    let mut s = base.to_string();
+    while taken.iter().any(|t| **t == *s) {
+        s.push('_');
+    }
+    let n: Name = s.into();
+    taken.push(n.clone());
+    n
+}
+
+/// Names of the nest's loops: inner loops `<var>i`, outer and whole loops keep the name.
+fn loop_names(node: &Node, nest: &Nest, taken: &mut Vec<Name>) -> Vec<Name> {
+    let inner: Vec<Option<Name>> = (0..node.dims())
+        .map(|d| {
+            nest.loops
+                .iter()
+                .any(|l| l.dim == d && l.kind == LoopKind::Inner)
+                .then(|| fresh_name(&format!("{}i", node.args[d]), taken))
+        })
+        .collect();
+    nest.loops
+        .iter()
+        .map(|l| match l.kind {
+            LoopKind::Inner => inner[l.dim].clone().unwrap(),
+            LoopKind::Outer | LoopKind::Whole => node.args[l.dim].clone(),
+        })
+        .collect()
+}
+
+/// Applies a tiled group: the output's nest, then every member's levels.
+pub(crate) fn apply_tiled(g: &Graph, p: &Planned, m: &MachineParams, src: &mut Source) {
+    let Some(tiling) = &p.tiling else { return };
+    let nest = &tiling.nest;
+    let node = &g.nodes[p.out];
+    let mut taken: Vec<Name> = node.args.clone();
+    let names = loop_names(node, nest, &mut taken);
+    let mut chain = Chain::new(node, src);
+    if !node.is_output {
+        chain.func.compute_root();
+        chain.push("compute_root()".into());
+    }
+    let split = |d: usize| nest.loops.iter().position(|l| l.dim == d && l.kind == LoopKind::Inner);
+    let (sx, sy) = (split(0), if node.dims() >= 2 { split(1) } else { None });
+    let mut current: Vec<Name> = node.args.clone();
+    match (sx, sy) {
+        (Some(ix), Some(iy)) => {
+            let (x, xs) = chain.var(&node.args[0]);
+            let (y, ys) = chain.var(&node.args[1]);
+            let (xi, xis) = chain.var(&names[ix]);
+            let (yi, yis) = chain.var(&names[iy]);
+            let (tx, ty) = (nest.tile[0] as i32, nest.tile[1] as i32);
+            chain.func.tile(x, y, xi, yi, tx, ty);
+            chain.push(format!("tile({xs}, {ys}, {xis}, {yis}, {tx}, {ty})"));
+            current.splice(0..2, [names[ix].clone(), names[iy].clone(), node.args[0].clone(), node.args[1].clone()]);
+        }
+        (Some(i), None) | (None, Some(i)) => {
+            let d = nest.loops[i].dim;
+            let (v, vs) = chain.var(&node.args[d]);
+            let (inner, is) = chain.var(&names[i]);
+            let t = nest.tile[d] as i32;
+            chain.func.split(v, v, inner, t);
+            chain.push(format!("split({vs}, {vs}, {is}, {t})"));
+            current.insert(d, names[i].clone());
+        }
+        (None, None) => {}
+    }
+    if current != names {
+        let (vars, list) = var_list(&mut chain, &names);
+        chain.func.reorder(&vars);
+        chain.push(format!("reorder(&[{list}])"));
+    }
+    let lanes = m.vector_lanes(node.vector_type());
+    if lanes > 1 && nest.trips(0) >= lanes as f64 {
+        let (v, vs) = chain.var(&names[0]);
+        chain.func.vectorize(v, lanes as i32);
+        chain.push(format!("vectorize({vs}, {lanes})"));
+    }
+    // The tiling analysis left `parallel` empty where the group is too small for threads.
+    if let Some(l) = nest.parallel {
+        if nest.trips(l) >= 2.0 {
+            let (v, vs) = chain.var(&names[l]);
+            chain.func.parallel(v);
+            chain.push(format!("parallel({vs})"));
+        }
+    }
+    let out_ident = ident(&node.name);
+    chain.done();
+    for (f, pl, vectorize) in &p.members {
+        let fnode = &g.nodes[*f];
+        let mut chain = Chain::new(fnode, src);
+        let out_func = Func(node.fref.clone());
+        let (cv, cs) = chain.var(&names[pl.compute]);
+        chain.func.compute_at(&out_func, cv);
+        chain.push(format!("compute_at(&{out_ident}, {cs})"));
+        if pl.store != pl.compute {
+            if pl.store >= names.len() {
+                chain.func.store_root();
+                chain.push("store_root()".into());
+            } else {
+                let (sv, ss) = chain.var(&names[pl.store]);
+                chain.func.store_at(&out_func, sv);
+                chain.push(format!("store_at(&{out_ident}, {ss})"));
+            }
+        }
+        // The sliding dimension outermost: its loop runs once or a few times (sec. 4.4).
+        if let Some(d) = pl.slide_dim {
+            if d + 1 != fnode.dims() {
+                let mut order: Vec<Name> = fnode.args.clone();
+                let s = order.remove(d);
+                order.push(s);
+                let (vars, list) = var_list(&mut chain, &order);
+                chain.func.reorder(&vars);
+                chain.push(format!("reorder(&[{list}])"));
+            }
+        }
+        if *vectorize {
+            let lanes = m.vector_lanes(fnode.vector_type());
+            let (v, vs) = chain.var(&fnode.args[0]);
+            chain.func.vectorize(v, lanes as i32);
+            chain.push(format!("vectorize({vs}, {lanes})"));
+        }
+        chain.done();
+    }
+}
+
+/// Self-references of `f` in a stage's values.
+fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
+    struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
+    impl Visitor for Calls<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args, kind: CallKind::Func { .. } } = e.kind() {
+                if &**name == self.0 {
+                    self.1.push(args.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut c = Calls(name, Vec::new());
+    values.iter().for_each(|v| c.visit_expr(v));
+    c.1
+}
+
+/// Pure variable `d` of update stage `k` may run in parallel or as vector lanes: every
+/// self-reference reads exactly that variable in that position (what lowering checks).
+pub(crate) fn update_var_is_independent(node: &Node, k: usize, d: usize) -> bool {
+    let stage = &node.stages[k];
+    let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
+    self_calls(&node.name, &stage.values).iter().all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
+}
+
+/// Applies a group output that is not tiled: a Func with update definitions (a reduction,
+/// a scan, a histogram) or without dimensions. The pure stage gets vectors along its
+/// innermost dimension and threads along its outermost one; each update, threads along
+/// its outermost pure variable where that is legal.
+pub(crate) fn apply_untiled(
+    g: &Graph,
+    p: &Planned,
+    region: Option<&NumBox>,
+    scope: &Scope,
+    m: &MachineParams,
+    src: &mut Source,
+) {
+    let node = &g.nodes[p.out];
+    let extent: Vec<f64> = match region {
+        Some(r) => r.iter().map(|(lo, hi)| (hi - lo + 1).max(1) as f64).collect(),
+        None => vec![1.0; node.dims()],
+    };
+    let lanes = m.vector_lanes(node.vector_type());
+    let mut chain = Chain::new(node, src);
+    if !node.is_output {
+        chain.func.compute_root();
+        chain.push("compute_root()".into());
+    }
+    let total: f64 = extent.iter().product();
+    let pick_parallel = |cands: &[usize]| -> Option<usize> {
+        cands.iter().rev().copied().find(|&d| extent[d] >= m.cores as f64).or_else(|| {
+            cands.iter().copied().filter(|&d| extent[d] >= 2.0).max_by(|&a, &b| extent[a].total_cmp(&extent[b]))
+        })
+    };
+    // The pure stage.
+    if node.dims() > 0 {
+        if lanes > 1 && extent[0] >= lanes as f64 {
+            let (v, vs) = chain.var(&node.args[0]);
+            chain.func.vectorize(v, lanes as i32);
+            chain.push(format!("vectorize({vs}, {lanes})"));
+        }
+        let dims: Vec<usize> = (0..node.dims()).collect();
+        if total * node.ops >= PARALLEL_MIN_WORK {
+            if let Some(d) = pick_parallel(&dims) {
+                let (v, vs) = chain.var(&node.args[d]);
+                chain.func.parallel(v);
+                chain.push(format!("parallel({vs})"));
+            }
+        }
+    }
+    let name = ident(&node.name);
+    chain.done();
+    // The updates.
+    for k in 1..node.stages.len() {
+        let stage = &node.stages[k];
+        let legal: Vec<usize> =
+            stage.pure.iter().map(|(d, _)| *d).filter(|&d| update_var_is_independent(node, k, d)).collect();
+        if legal.is_empty() {
+            continue;
+        }
+        let st = Func(node.fref.clone()).update_stage(k - 1);
+        let mut text = format!("{name}.update_stage({})", k - 1);
+        // Update stages are not vectorized: their tails must be guarded (a split of an
+        // update cannot shift inwards), and guarded vector loads and stores cost more
+        // than the vectors save (measured on the C back end: 2× slower on max_filter).
+        let mut any = false;
+        let iters: f64 = stage.pure.iter().map(|(d, _)| extent[*d]).product::<f64>()
+            * stage
+                .rvars
+                .iter()
+                .map(|(_, _, e)| eval_range(e, scope).map_or(16.0, |(_, hi)| hi.max(1) as f64))
+                .product::<f64>();
+        if iters * node.stage_ops[k] >= PARALLEL_MIN_WORK {
+            if let Some(d) = pick_parallel(&legal) {
+                let v = &node.args[d];
+                let vs = src.var(v);
+                st.parallel(Var::new(v));
+                text.push_str(&format!(".parallel({vs})"));
+                any = true;
+            }
+        }
+        if any {
+            src.lines.push(format!("{text};"));
+        }
+    }
+}
+
+// ----- the auto-scheduler's own earlier schedules -----
+
+/// A Func's whole schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Snapshot {
+    schedule: FuncSchedule,
+    stages: Vec<StageSchedule>,
+    errors: usize,
+}
+
+pub(crate) fn snapshot(f: &FuncRef) -> Snapshot {
+    let d = f.lock();
+    Snapshot {
+        schedule: d.schedule.clone(),
+        stages: d.pure.iter().chain(d.updates.iter()).map(|s| s.schedule.clone()).collect(),
+        errors: d.errors.len(),
+    }
+}
+
+/// The first error recorded in `f` since `before` was taken.
+pub(crate) fn new_error(f: &FuncRef, before: &Snapshot) -> Option<crate::error::Error> {
+    f.lock().errors.get(before.errors).cloned()
+}
+
+pub(crate) fn restore(f: &FuncRef, s: &Snapshot) {
+    let mut guard = f.lock();
+    let d = &mut *guard;
+    d.schedule = s.schedule.clone();
+    for (def, st) in d.pure.iter_mut().chain(d.updates.iter_mut()).zip(&s.stages) {
+        def.schedule = st.clone();
+    }
+    d.errors.truncate(s.errors);
+}
+
+type Entry = (Weak<Mutex<FuncData>>, Snapshot, Snapshot);
+
+fn registry() -> &'static Mutex<Vec<Entry>> {
+    static R: std::sync::OnceLock<Mutex<Vec<Entry>>> = std::sync::OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Remembers that the auto-scheduler changed `f` from `before` to its current schedule.
+pub(crate) fn remember(f: &FuncRef, before: Snapshot) {
+    let after = snapshot(f);
+    let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
+    r.retain(|(w, _, _)| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), std::sync::Arc::as_ptr(&f.0)));
+    r.push((std::sync::Arc::downgrade(&f.0), before, after));
+}
+
+/// Undoes an earlier auto-schedule of `f` if the user has not changed it since; true if it did.
+pub(crate) fn forget_own_schedule(f: &FuncRef) -> bool {
+    let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
+    let Some(i) = r.iter().position(|(w, _, _)| std::ptr::eq(w.as_ptr(), std::sync::Arc::as_ptr(&f.0))) else {
+        return false;
+    };
+    let (_, before, after) = r.remove(i);
+    drop(r);
+    if snapshot(f) == after {
+        restore(f, &before);
+        true
+    } else {
+        false
+    }
+}
+
+/// Estimated region of every group output, for the untiled ones.
+pub(crate) fn regions_of(
+    planned: &[Planned],
+    regions: &BTreeMap<usize, NumBox>,
+    root: &[Option<NumBox>],
+) -> Vec<Option<NumBox>> {
+    planned.iter().map(|p| regions.get(&p.out).cloned().or_else(|| root[p.out].clone())).collect()
+}

@@ -1,0 +1,178 @@
+//! Algorithms 4 and 5 of Sioutas et al. (stage grouping).
+//!
+//! Algorithm 4: a stage with more than one consumer starts a group of its own (with its
+//! producers), and so does every stage that cannot live inside its consumer's loops (a
+//! Func with update definitions, a consumer with updates or scheduled by hand). Each
+//! group output is computed at root; the rest of the group inside its loops.
+//!
+//! Algorithm 5: when no tiling of a group satisfies the cache constraints (or a stage of
+//! it must be computed outside every loop of the output), the group is split: each stage
+//! in turn becomes the output of a new group with its producers, the two parts are
+//! scheduled recursively, and the split with the smallest total cost wins. The last
+//! segment (the one ending in the output) is never split further than needed.
+
+use super::footprint::{group_models, NumBox, Regions};
+use super::fusion::Placement;
+use super::graph::Graph;
+use super::inline::effective_consumers;
+use super::tiling::{tile_group, GroupInput, Tiling};
+use super::MachineParams;
+use crate::analysis::Scope;
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Everything the planner reads.
+pub(crate) struct Ctx<'a> {
+    pub g: &'a Graph,
+    pub scope: &'a Scope,
+    pub root: &'a Regions,
+    pub inlined: &'a [bool],
+    pub ops: &'a [f64],
+    pub m: &'a MachineParams,
+    pub split_slides: bool,
+    /// Region each group output covers (estimates for outputs, else what consumers need).
+    pub regions: &'a BTreeMap<usize, NumBox>,
+    /// Group evaluations left before the planner stops searching splits.
+    pub budget: Cell<usize>,
+}
+
+/// A group as scheduled.
+#[derive(Clone, Debug)]
+pub(crate) struct Planned {
+    pub out: usize,
+    /// Tiled nest and member placements; `None` for outputs without a tileable pure nest
+    /// (update definitions, no dimensions) or without members worth tiling for.
+    pub tiling: Option<Tiling>,
+    /// Members with their placement and whether their innermost dimension is vectorized.
+    pub members: Vec<(usize, Placement, bool)>,
+}
+
+/// Algorithm 4: the group outputs (consumers first) and each member's consumer.
+pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> (Vec<usize>, BTreeMap<usize, usize>) {
+    let mut consumer = BTreeMap::new();
+    let mut outputs = Vec::new();
+    for &i in g.order.iter().rev() {
+        let n = &g.nodes[i];
+        if n.fixed || inlined[i] {
+            continue;
+        }
+        if n.is_output || n.has_updates() {
+            outputs.push(i);
+            continue;
+        }
+        let eff = effective_consumers(g, inlined, i);
+        let fits_inside = eff.len() == 1 && {
+            let e = &g.nodes[eff[0]];
+            !e.fixed && !e.has_updates() && e.dims() > 0
+        };
+        if fits_inside {
+            consumer.insert(i, eff[0]);
+        } else {
+            outputs.push(i);
+        }
+    }
+    (outputs, consumer)
+}
+
+/// The group output a member ends up in.
+pub(crate) fn group_of(consumer: &BTreeMap<usize, usize>, mut i: usize) -> usize {
+    while let Some(&c) = consumer.get(&i) {
+        i = c;
+    }
+    i
+}
+
+/// Plans group `out` with these members (consumers first); splits it if it must.
+pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<usize, usize>) -> Vec<Planned> {
+    let g = ctx.g;
+    let node = &g.nodes[out];
+    if node.has_updates() || node.dims() == 0 {
+        // Not tiled; members cannot exist (Algorithm 4 made them groups of their own).
+        return vec![Planned { out, tiling: None, members: Vec::new() }];
+    }
+    if let Some(p) = try_tile(ctx, out, members, consumer) {
+        return vec![p];
+    }
+    // Algorithm 5: split off the producers of some member.
+    let mut best: Option<(f64, Vec<Planned>)> = None;
+    for &m in members {
+        if ctx.budget.get() == 0 {
+            break;
+        }
+        let sub: Vec<usize> = members.iter().copied().filter(|&f| f != m && reaches_through(consumer, f, m)).collect();
+        let rest: Vec<usize> = members.iter().copied().filter(|&f| f != m && !sub.contains(&f)).collect();
+        let mut split_consumer = consumer.clone();
+        split_consumer.remove(&m);
+        let mut plans = plan(ctx, m, &sub, &split_consumer);
+        plans.extend(plan(ctx, out, &rest, &split_consumer));
+        let cost: f64 = plans.iter().map(|p| p.tiling.as_ref().map_or(0.0, |t| t.cost)).sum();
+        if best.as_ref().is_none_or(|(c, _)| cost < *c * (1.0 - 1e-9)) {
+            best = Some((cost, plans));
+        }
+    }
+    match best {
+        Some((_, plans)) => plans,
+        None => {
+            // Out of budget: every member becomes a group of its own.
+            let mut plans = vec![untiled_or_tiled(ctx, out, consumer)];
+            for &m in members {
+                plans.push(untiled_or_tiled(ctx, m, consumer));
+            }
+            plans
+        }
+    }
+}
+
+fn untiled_or_tiled(ctx: &Ctx<'_>, out: usize, consumer: &BTreeMap<usize, usize>) -> Planned {
+    try_tile(ctx, out, &[], consumer).unwrap_or(Planned { out, tiling: None, members: Vec::new() })
+}
+
+/// True if `f`'s chain of consumers passes through `m`.
+fn reaches_through(consumer: &BTreeMap<usize, usize>, mut f: usize, m: usize) -> bool {
+    while let Some(&c) = consumer.get(&f) {
+        if c == m {
+            return true;
+        }
+        f = c;
+    }
+    false
+}
+
+/// Algorithm 3 on one group.
+fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<usize, usize>) -> Option<Planned> {
+    let g = ctx.g;
+    ctx.budget.set(ctx.budget.get().saturating_sub(1));
+    let region = ctx.regions.get(&out).or(ctx.root.funcs[out].as_ref())?;
+    let member_set: BTreeSet<usize> = members.iter().copied().collect();
+    let expand = |n: usize| n == out || member_set.contains(&n) || ctx.inlined[n];
+    let models = group_models(g, ctx.scope, out, region, &expand, ctx.root);
+    let external: Vec<usize> =
+        models.funcs.keys().copied().filter(|&n| n != out && !member_set.contains(&n) && !ctx.inlined[n]).collect();
+    let stages: Vec<(usize, usize)> = members.iter().map(|&f| (f, consumer[&f])).collect();
+    let node = &g.nodes[out];
+    let single_stage = |f: usize| !g.nodes[f].has_updates();
+    let input = GroupInput {
+        out,
+        stages: &stages,
+        ops: ctx.ops,
+        lanes: ctx.m.vector_lanes(node.vector_type()),
+        out_bytes: node.elem_bytes(),
+        external: &external,
+        single_stage: &single_stage,
+        split_slides: ctx.split_slides,
+    };
+    let tiling = tile_group(&input, &models, ctx.m)?;
+    let members = tiling
+        .placements
+        .iter()
+        .map(|(f, pl)| {
+            let model = &models.funcs[f];
+            let lanes = ctx.m.vector_lanes(g.nodes[*f].vector_type()) as f64;
+            let b = tiling.nest.box_inside(pl.compute);
+            let wide = model.dims() > 0 && model.extent(0, &b, &models.p) >= lanes;
+            let vectorize = wide && pl.slide_dim != Some(0) && lanes > 1.0;
+            (*f, *pl, vectorize)
+        })
+        .collect();
+    Some(Planned { out, tiling: Some(tiling), members })
+}

@@ -1,0 +1,235 @@
+//! Algorithm 3 of Sioutas et al. (group tiling): for every loop permutation and tile size
+//! of a small candidate set, place the group's stages (Algorithm 1) and evaluate the cost
+//! model; keep the cheapest.
+//!
+//! Candidates follow the constraints of sec. 4.2: the innermost tile is a multiple of the
+//! vector width and of the cache line (or the whole row); tiles are at least the overlap
+//! (eq. 15); the buffers that are not folded fit the L2 cache and all buffers of all
+//! threads fit the last-level cache. The cost is the paper's `w · load + recomputation`
+//! plus the work every schedule must do, divided by the threads the parallel loop keeps
+//! busy: eq. 14 (enough outer tiles for every core) becomes part of the cost, so that a
+//! small image still gets a schedule.
+
+use super::footprint::GroupModels;
+use super::fusion::{fuse, LoopDesc, LoopKind, Nest, Placement};
+use super::MachineParams;
+
+/// Relative cost of loading a cache line from outside the group, in arithmetic operations.
+const W_LOAD: f64 = 2.0;
+/// Extra cost of starting a new row (a new prefetch stream), in cache lines (eq. 6).
+const STREAM: f64 = 4.0;
+/// Fixed cost of entering a producer's loop nest once, in operations.
+const OVERHEAD: f64 = 24.0;
+/// Fixed cost of one tile (loop set-up, bounds), in operations.
+const TILE_OVERHEAD: f64 = 64.0;
+/// Fixed cost of handing one iteration of the parallel loop to a thread, in operations.
+const TASK_OVERHEAD: f64 = 1000.0;
+/// Work (points × operations) below which a loop is not worth running in parallel.
+pub(crate) const PARALLEL_MIN_WORK: f64 = 65536.0;
+
+/// What the tiling analysis needs to know about the group.
+pub(crate) struct GroupInput<'a> {
+    pub out: usize,
+    /// Stages computed inside the output's nest, with their consumer, consumers first.
+    pub stages: &'a [(usize, usize)],
+    /// Per node: cost of one point, inlined callees included.
+    pub ops: &'a [f64],
+    /// Lanes of the output's vectors, and bytes per point of the output.
+    pub lanes: usize,
+    pub out_bytes: usize,
+    /// Nodes read from outside the group (roots of other groups), besides the images.
+    pub external: &'a [usize],
+    pub single_stage: &'a dyn Fn(usize) -> bool,
+    pub split_slides: bool,
+}
+
+/// The chosen nest, placements and cost of a group.
+#[derive(Clone, Debug)]
+pub(crate) struct Tiling {
+    pub nest: Nest,
+    pub placements: Vec<(usize, Placement)>,
+    pub cost: f64,
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The loop nests to try for an output of these extents.
+pub(crate) fn candidate_nests(extent: &[f64], lanes: usize, line_elems: usize) -> Vec<Nest> {
+    let n = extent.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let unit = lanes.max(1) / gcd(lanes.max(1), line_elems.max(1)) * line_elems.max(1);
+    let unit = unit.clamp(1, 256) as f64;
+    let mut tx: Vec<Option<f64>> =
+        (0..8).map(|k| unit * (1u64 << k) as f64).filter(|&t| t < extent[0]).map(Some).collect();
+    tx.push(None);
+    let mut ty: Vec<Option<f64>> = Vec::new();
+    if n >= 2 {
+        ty = (1..9).map(|k| (1u64 << k) as f64).filter(|&t| t < extent[1]).map(Some).collect();
+    }
+    ty.push(None);
+    let small: Vec<usize> = (2..n).filter(|&d| extent[d] <= 16.0).collect();
+    let extras_inside_options: &[bool] = if small.is_empty() { &[false] } else { &[false, true] };
+    let mut out = Vec::new();
+    for &x in &tx {
+        for &y in &ty {
+            for &inside in extras_inside_options {
+                let both = x.is_some() && y.is_some() && n >= 2;
+                for &x_outermost in if both { &[false, true][..] } else { &[false][..] } {
+                    let mut tile = extent.to_vec();
+                    let kind = |s: Option<f64>| if s.is_some() { LoopKind::Inner } else { LoopKind::Whole };
+                    let mut loops = vec![LoopDesc { dim: 0, kind: kind(x) }];
+                    if let Some(t) = x {
+                        tile[0] = t;
+                    }
+                    if inside {
+                        loops.extend(small.iter().map(|&d| LoopDesc { dim: d, kind: LoopKind::Whole }));
+                    }
+                    if n >= 2 {
+                        loops.push(LoopDesc { dim: 1, kind: kind(y) });
+                        if let Some(t) = y {
+                            tile[1] = t;
+                        }
+                    }
+                    let mut outer = Vec::new();
+                    if x.is_some() {
+                        outer.push(LoopDesc { dim: 0, kind: LoopKind::Outer });
+                    }
+                    if y.is_some() && n >= 2 {
+                        outer.push(LoopDesc { dim: 1, kind: LoopKind::Outer });
+                    }
+                    if x_outermost {
+                        outer.reverse();
+                    }
+                    loops.extend(outer);
+                    for d in 2..n {
+                        if !(inside && small.contains(&d)) {
+                            loops.push(LoopDesc { dim: d, kind: LoopKind::Whole });
+                        }
+                    }
+                    // The outermost tile loop runs in parallel (sec. 4.4); without tiles,
+                    // the outermost loop.
+                    let parallel = loops
+                        .iter()
+                        .rposition(|l| l.kind == LoopKind::Outer)
+                        .or(Some(loops.len() - 1))
+                        .filter(|&l| l > 0 || loops.len() == 1);
+                    out.push(Nest { loops, tile, extent: extent.to_vec(), parallel });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Cost of a nest, or `None` if it breaks a constraint.
+fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &MachineParams) -> Option<Tiling> {
+    let p = &models.p;
+    let placements = fuse(nest, input.stages, input.out, models, input.single_stage, input.split_slides)?;
+    let n = nest.loops.len();
+    let mut work = nest.extent.iter().product::<f64>() * input.ops[input.out];
+    let mut recompute = 0.0;
+    let mut overhead = 0.0;
+    let mut unfolded = 0.0;
+    let mut all_buffers = 0.0;
+    for (f, pl) in &placements {
+        let model = &models.funcs[f];
+        // Eq. 15: tiles at least as large as the overlap along split dimensions.
+        for (l, desc) in nest.loops.iter().enumerate() {
+            if desc.kind == LoopKind::Inner && l >= pl.compute && nest.tile[desc.dim] < model.max_halo(desc.dim, p) {
+                return None;
+            }
+        }
+        let root = model.full.iter().map(|e| e.min(1e12)).product::<f64>();
+        let per_compute = model.volume(&nest.box_inside(pl.compute), p);
+        let computed = if pl.slide_dim.is_some() {
+            nest.instances(pl.store) * model.volume(&nest.box_inside(pl.store), p)
+        } else {
+            nest.instances(pl.compute) * per_compute
+        };
+        let ops = input.ops[*f];
+        work += root * ops;
+        recompute += (computed - root).max(0.0) * ops;
+        overhead += nest.instances(pl.compute) * OVERHEAD;
+        let bytes = per_compute * model.bytes as f64;
+        if pl.slide_dim.is_none() {
+            unfolded += bytes;
+        }
+        all_buffers += bytes;
+    }
+    // Small stages stay on one thread (apply.rs does not parallelize them either).
+    let parallel = nest.parallel.filter(|_| work >= PARALLEL_MIN_WORK);
+    let threads = parallel.map_or(1.0, |l| nest.trips(l).min(m.cores as f64)).max(1.0);
+    if unfolded > m.l2 as f64 || all_buffers * threads > m.llc as f64 {
+        return None;
+    }
+    // Loads from outside the group, per tile (eqs. 5–6): rows start prefetch streams.
+    let tile_level = nest.loops.iter().position(|l| l.kind == LoopKind::Outer).unwrap_or(n);
+    let b = nest.box_inside(tile_level);
+    let tiles = nest.instances(tile_level);
+    let mut load = 0.0;
+    let line = m.cache_line.max(1) as f64;
+    let ext_models = input.external.iter().filter_map(|e| models.funcs.get(e)).chain(models.images.values());
+    for q in ext_models {
+        let rows: f64 = (1..q.dims()).map(|d| q.extent(d, &b, p)).product();
+        let width = if q.dims() > 0 { q.extent(0, &b, p) } else { 1.0 };
+        load += tiles * rows * ((width * q.bytes as f64 / line).ceil() + STREAM);
+    }
+    overhead += tiles * TILE_OVERHEAD + parallel.map_or(0.0, |l| nest.instances(l) * TASK_OVERHEAD);
+    // Partial vectors waste lanes.
+    let inner = nest.tile[0];
+    let lanes = input.lanes as f64;
+    let vector_waste = if inner >= lanes { ((inner / lanes).ceil() * lanes) / inner } else { 1.0 };
+    let _ = input.out_bytes;
+    let cost = ((work + recompute) * vector_waste + W_LOAD * load + overhead) / threads;
+    let mut nest = nest.clone();
+    nest.parallel = parallel;
+    Some(Tiling { nest, placements, cost })
+}
+
+/// Algorithm 3: the cheapest valid nest, if any.
+pub(crate) fn tile_group(input: &GroupInput<'_>, models: &GroupModels, m: &MachineParams) -> Option<Tiling> {
+    let out_model = models.funcs.get(&input.out)?;
+    let extent: Vec<f64> = out_model.full.clone();
+    let line_elems = (m.cache_line / input.out_bytes.max(1)).max(1);
+    let mut best: Option<Tiling> = None;
+    for nest in candidate_nests(&extent, input.lanes, line_elems) {
+        if let Some(t) = evaluate(&nest, input, models, m) {
+            // Strictly cheaper only: the first of equal candidates wins (deterministic).
+            if best.as_ref().is_none_or(|b| t.cost < b.cost * (1.0 - 1e-9)) {
+                best = Some(t);
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_respect_vectors_and_lines() {
+        let nests = candidate_nests(&[1000.0, 600.0], 16, 32);
+        assert!(!nests.is_empty());
+        for n in &nests {
+            let x = n.loops[0];
+            assert_eq!(x.dim, 0);
+            if x.kind == LoopKind::Inner {
+                assert_eq!(n.tile[0] % 32.0, 0.0, "{n:?}");
+                assert!(n.tile[0] < 1000.0);
+            }
+            assert!(n.parallel.is_some());
+        }
+        // A 1-D output and a 0-D one.
+        assert!(candidate_nests(&[100.0], 8, 16).iter().all(|n| n.loops.len() <= 2));
+        assert!(candidate_nests(&[], 8, 16).is_empty());
+    }
+}

@@ -1,0 +1,402 @@
+//! The auto-scheduler (Sioutas et al. 2019): its choices on the paper's blur, pixels
+//! identical to the unscheduled pipeline at sizes other than the estimates, determinism,
+//! and the errors for missing estimates.
+
+use halogen::boundary;
+use halogen::prelude::*;
+
+/// A fixed machine, so the chosen schedules do not depend on where the tests run.
+fn machine() -> MachineParams {
+    MachineParams::new(16, 32, 32 << 10, 1 << 20, 32 << 20)
+}
+
+struct Blur {
+    input: ImageParam,
+    blur_x: Func,
+    blur_y: Func,
+}
+
+/// The paper's Fig. 1 blur, with its estimates (6400 × 4800, as in the benchmark).
+fn blur() -> Blur {
+    let input = ImageParam::new(Type::u16(), 2, "input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let blur_x = Func::new("blur_x");
+    let blur_y = Func::new("blur_y");
+    blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
+    blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
+    input.set_estimates(&[(0, 6402), (0, 4802)]);
+    blur_y.set_estimates(&[(1, 6400), (1, 4800)]);
+    Blur { input, blur_x, blur_y }
+}
+
+fn u16_image(w: i32, h: i32) -> Buffer<u16> {
+    Buffer::<u16>::from_fn(&[w, h], |c| ((c[0] * 37 + c[1] * 101 + c[0] * c[1]) % 1009) as u16)
+}
+
+/// The value of `name(var, var, <n>, <m>)` in a schedule line such as
+/// `blur_y.tile(x, y, xi, yi, 256, 32)`: the integers of the first call named `call`.
+fn ints_of(source: &str, call: &str) -> Vec<i64> {
+    let start = source.find(&format!("{call}(")).unwrap_or_else(|| panic!("no {call} in\n{source}"));
+    let rest = &source[start + call.len() + 1..];
+    let args = &rest[..rest.find(')').unwrap()];
+    args.split(',').filter_map(|a| a.trim().parse().ok()).collect()
+}
+
+#[test]
+fn blur_producer_slides_in_the_row_loop_with_a_folded_three_row_buffer() {
+    let b = blur();
+    let p = Pipeline::new(&[&b.blur_y]);
+    let src = p.auto_schedule_with_source(&machine()).unwrap();
+    // Algorithm 1: blur_x overlaps with blur_y along y, so it is computed in the row loop
+    // of the tile (yi, or y itself when tiles are whole-height strips) and stored one
+    // loop out, in the tile loop x: the paper's (yi, xo) choice.
+    let row = if src.contains("blur_y.tile(") { "yi" } else { "y" };
+    let expected = format!("blur_x.compute_at(&blur_y, {row}).store_at(&blur_y, x)");
+    assert!(src.contains(&expected), "expected {expected} in\n{src}");
+    // The tile width Tx is a multiple of the vector width and of the cache line.
+    let tx = if row == "yi" { ints_of(&src, "blur_y.tile")[0] } else { ints_of(&src, "blur_y.split")[0] };
+    assert_eq!(tx % 32, 0, "{src}");
+    assert!(src.contains("vectorize(xi, 16)") && src.contains("parallel("), "{src}");
+
+    // Storage folding keeps 3 rows of one tile: a 3·Tx buffer (eq. 9).
+    let compiled = p.compile(&Target::interp()).unwrap();
+    let (w, h) = (tx as i32 * 2 + 17, 41);
+    let img = u16_image(w + 2, h + 2);
+    let mut out = Buffer::<u16>::with_min(&[1, 1], &[w, h]);
+    let mut args = Args::new();
+    args.image(&b.input, &img);
+    let stats = compiled.realize_with_stats(&args, &mut out).unwrap();
+    assert_eq!(stats.allocations["blur_x"], 3 * tx as u64, "{stats:?}\n{src}");
+    // Sliding computes each row of blur_x once per tile, not three times.
+    assert!(stats.stores["blur_x"] < 2 * stats.stores["blur_y"], "{stats:?}");
+    let text = compiled.lowered_stmt().to_string();
+    assert!(text.contains("% 3)"), "storage is not folded by 3:\n{text}");
+
+    // The same pixels as the unscheduled blur.
+    let plain = blur();
+    let reference = Pipeline::new(&[&plain.blur_y]).compile(&Target::interp()).unwrap();
+    let mut expected_out = Buffer::<u16>::with_min(&[1, 1], &[w, h]);
+    let mut args = Args::new();
+    args.image(&plain.input, &img);
+    reference.realize(&args, &mut expected_out).unwrap();
+    assert_eq!(out.as_slice(), expected_out.as_slice());
+}
+
+/// Runs `out` (built twice by `make`, once auto-scheduled) at `region` and compares.
+fn same_pixels<T: Element + PartialEq + std::fmt::Debug>(
+    make: &dyn Fn() -> (Vec<(ImageParam, Buffer<T>)>, Func),
+    mins: &[i32],
+    extents: &[i32],
+) -> String {
+    let run = |schedule: bool| -> (Vec<T>, String) {
+        let (inputs, out) = make();
+        let p = Pipeline::new(&[&out]);
+        let src = if schedule { p.auto_schedule_with_source(&machine()).unwrap() } else { String::new() };
+        let c = p.compile(&Target::interp()).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let mut buf = Buffer::<T>::with_min(mins, extents);
+        let mut args = Args::new();
+        for (p, b) in &inputs {
+            args.image(p, b);
+        }
+        c.realize(&args, &mut buf).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        (buf.as_slice().to_vec(), src)
+    };
+    let (expected, _) = run(false);
+    let (got, src) = run(true);
+    assert_eq!(got, expected, "auto-schedule changed the pixels:\n{src}");
+    src
+}
+
+#[test]
+fn blur_gives_the_unscheduled_pixels_at_any_size() {
+    for (mins, extents) in [([1, 1], [37, 23]), ([-3, 5], [1, 1]), ([0, 0], [300, 7]), ([2, -4], [5, 90])] {
+        let src = same_pixels::<u16>(
+            &|| {
+                let b = blur();
+                let (w, h) = (400, 120);
+                let img = Buffer::<u16>::from_fn(&[w, h], |c| ((c[0] * 7 + c[1] * 13) % 251) as u16);
+                let img = {
+                    let mut shifted = Buffer::<u16>::with_min(&[-10, -10], &[w, h]);
+                    shifted.as_mut_slice().copy_from_slice(img.as_slice());
+                    shifted
+                };
+                (vec![(b.input, img)], b.blur_y)
+            },
+            &mins,
+            &extents,
+        );
+        assert!(src.contains("blur_x.compute_at"), "{src}");
+    }
+}
+
+/// Three 3×3 stencils in a row over a clamped input.
+fn stencil_chain() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
+    let input = ImageParam::new(Type::i32(), 2, "input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let mut prev = clamped;
+    let mut stages = Vec::new();
+    for i in 0..3i32 {
+        let f = Func::new(&format!("stage{i}"));
+        let mut e = Expr::from(0);
+        for dy in -1..=1i32 {
+            for dx in -1..=1i32 {
+                e = e + prev.at((x + dx, y + dy)) * (1 + (dx + 2 * dy + i).rem_euclid(3));
+            }
+        }
+        f.def((x, y), e / 4 - i);
+        stages.push(f.clone());
+        prev = f;
+    }
+    input.set_estimates(&[(0, 1920), (0, 1080)]);
+    prev.set_estimates(&[(0, 1920), (0, 1080)]);
+    let img = Buffer::<i32>::from_fn(&[53, 41], |c| (c[0] * 31 + c[1] * 17 + c[0] * c[1]) % 97 - 40);
+    (vec![(input, img)], prev)
+}
+
+#[test]
+fn stencil_chain_slides_every_stage() {
+    let (inputs, out) = stencil_chain();
+    let p = Pipeline::new(&[&out]);
+    let src = p.auto_schedule_with_source(&machine()).unwrap();
+    let c = p.compile(&Target::interp()).unwrap();
+    let img = Buffer::<i32>::from_fn(&[300, 90], |c| (c[0] * 31 + c[1] * 17) % 97);
+    let mut buf = Buffer::<i32>::new(&[300, 90]);
+    let mut args = Args::new();
+    args.image(&inputs[0].0, &img);
+    let stats = c.realize_with_stats(&args, &mut buf).unwrap();
+    // Each stage's rows are computed once per strip (plus the halo of the strip).
+    for s in ["stage0", "stage1"] {
+        if src.contains(&format!("{s}.compute_at")) {
+            assert!(stats.stores[s] * 2 < stats.stores["stage2"] * 3, "{s} recomputes: {stats:?}\n{src}");
+        }
+    }
+}
+
+#[test]
+fn stencil_chain_gives_the_unscheduled_pixels() {
+    for (mins, extents) in [([0, 0], [53, 41]), ([-5, 3], [37, 23]), ([10, 10], [1, 2])] {
+        let src = same_pixels::<i32>(&stencil_chain, &mins, &extents);
+        assert!(src.contains("stage1.compute_at(&stage2") || src.contains("stage1.compute_root"), "{src}");
+        // The boundary condition is trivial: inlined.
+        assert!(src.contains("Inlined: input_repeat_edge"), "{src}");
+    }
+}
+
+/// Histogram equalization (Halide 2012, Fig. 3): histogram, cumulative sum, remap.
+fn histogram_equalize() -> (Vec<(ImageParam, Buffer<u8>)>, Func) {
+    let input = ImageParam::new(Type::u8(), 2, "input");
+    let (x, y, i) = (Var::new("x"), Var::new("y"), Var::new("i"));
+    let r = RDom::new(&[(Expr::from(0), input.width()), (Expr::from(0), input.height())]);
+    let ri = RDom::new(&[(Expr::from(0), Expr::from(256))]);
+    let hist = Func::new("hist");
+    hist.def(i, 0);
+    hist.update(input.at((r.x(), r.y())), hist.at(input.at((r.x(), r.y()))) + 1);
+    let cdf = Func::new("cdf");
+    cdf.def(i, 0);
+    cdf.update(ri.x(), cdf.at(ri.x() - 1) + hist.at(ri.x()));
+    let out = Func::new("equalized");
+    let total = input.width() * input.height();
+    out.def((x, y), cast(Type::u8(), cdf.at(input.at((x, y))) * 255 / total));
+    input.set_estimates(&[(0, 4000), (0, 3000)]);
+    out.set_estimates(&[(0, 4000), (0, 3000)]);
+    let img = Buffer::<u8>::from_fn(&[45, 31], |c| (((c[0] * c[0] + 3 * c[1]) % 97) as u8).wrapping_mul(2));
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn histogram_equalization_gives_the_unscheduled_pixels() {
+    let src = same_pixels::<u8>(&histogram_equalize, &[0, 0], &[45, 31]);
+    // The histogram and the scan stay at root; the remap is vectorized and parallel.
+    assert!(src.contains("hist.compute_root()") && src.contains("cdf.compute_root()"), "{src}");
+    assert!(src.contains("equalized.") && src.contains("parallel("), "{src}");
+    // The scan's update has no pure variable: nothing of it runs in parallel.
+    assert!(!src.contains("cdf.update_stage"), "{src}");
+    same_pixels::<u8>(&histogram_equalize, &[3, 2], &[20, 11]);
+}
+
+/// An unsharp mask over a colour image (as in the benchmark suite): grey, a separable
+/// 7-tap blur, sharpen, ratio, times the input.
+fn unsharp() -> (Vec<(ImageParam, Buffer<f32>)>, Func) {
+    let input = ImageParam::new(Type::f32(), 3, "input");
+    let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
+    let k = [0.266f32, 0.213, 0.109, 0.035];
+    let cl = boundary::repeat_edge(&input, &input.bounds());
+    let gray = Func::new("gray");
+    let blur_y = Func::new("blur_y");
+    let blur_x = Func::new("blur_x");
+    let sharpen = Func::new("sharpen");
+    let ratio = Func::new("ratio");
+    let out = Func::new("unsharp");
+    gray.def((x, y), 0.299f32 * cl.at((x, y, 0)) + 0.587f32 * cl.at((x, y, 1)) + 0.114f32 * cl.at((x, y, 2)));
+    let g = |dy: i32| gray.at((x, y + dy));
+    blur_y.def((x, y), k[0] * g(0) + k[1] * (g(-1) + g(1)) + k[2] * (g(-2) + g(2)) + k[3] * (g(-3) + g(3)));
+    let b = |dx: i32| blur_y.at((x + dx, y));
+    blur_x.def((x, y), k[0] * b(0) + k[1] * (b(-1) + b(1)) + k[2] * (b(-2) + b(2)) + k[3] * (b(-3) + b(3)));
+    sharpen.def((x, y), 2.0f32 * gray.at((x, y)) - blur_x.at((x, y)));
+    ratio.def((x, y), sharpen.at((x, y)) / (gray.at((x, y)) + 0.01f32));
+    out.def((x, y, c), ratio.at((x, y)) * input.at((x, y, c)));
+    input.set_estimates(&[(0, 4256), (0, 2832), (0, 3)]);
+    out.set_estimates(&[(0, 4256), (0, 2832), (0, 3)]);
+    let img = Buffer::<f32>::from_fn(&[29, 23, 3], |p| ((p[0] * 13 + p[1] * 7 + p[2] * 5) % 31) as f32 / 31.0);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn unsharp_gives_the_unscheduled_pixels() {
+    let src = same_pixels::<f32>(&unsharp, &[0, 0, 0], &[29, 23, 3]);
+    // gray has three consumers: its own group, at root (Algorithm 4).
+    assert!(src.contains("gray.compute_root()"), "{src}");
+    same_pixels::<f32>(&unsharp, &[2, 4, 1], &[9, 5, 2]);
+}
+
+/// The source with the numbers that make generated Func names unique (`input_repeat_edge$3`)
+/// taken out: each build of a pipeline makes new ones.
+fn without_unique_suffixes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '$' {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_schedule_is_deterministic() {
+    let first = Pipeline::new(&[&unsharp().1]).auto_schedule_with_source(&machine()).unwrap();
+    for _ in 0..3 {
+        let again = Pipeline::new(&[&unsharp().1]).auto_schedule_with_source(&machine()).unwrap();
+        assert_eq!(without_unique_suffixes(&first), without_unique_suffixes(&again));
+    }
+    // Scheduling the same pipeline again replaces its own schedule by the same one.
+    let p = Pipeline::new(&[&blur().blur_y]);
+    let a = p.auto_schedule_with_source(&machine()).unwrap();
+    let b = p.auto_schedule_with_source(&machine()).unwrap();
+    assert_eq!(a, b);
+    // Other machine parameters may give another schedule, and then that one.
+    let small = MachineParams::new(2, 16, 16 << 10, 128 << 10, 1 << 20);
+    let c = p.auto_schedule_with_source(&small).unwrap();
+    assert!(c.contains("for 2 cores, 16-byte vectors"), "{c}");
+    assert!(c.contains("vectorize(xi, 8)") || c.contains("vectorize(x, 8)"), "{c}");
+}
+
+#[test]
+fn missing_estimates_are_named() {
+    let input = ImageParam::new(Type::u16(), 2, "input");
+    let other = ImageParam::new(Type::u16(), 2, "other");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let f = Func::new("f");
+    f.def((x, y), input.at((x, y)) + other.at((x, y)));
+    let p = Pipeline::new(&[&f]);
+    let e = p.auto_schedule(&machine()).unwrap_err();
+    assert!(matches!(e, Error::Schedule(_)), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("output Func 'f' (has none"), "{text}");
+    assert!(text.contains("ImageParam 'input' (has none") && text.contains("ImageParam 'other' (has none"), "{text}");
+    f.set_estimates(&[(0, 100), (0, 100)]);
+    input.set_estimates(&[(0, 100), (0, 100)]);
+    let text = p.auto_schedule(&machine()).unwrap_err().to_string();
+    assert!(!text.contains("'f'") && !text.contains("'input'") && text.contains("ImageParam 'other'"), "{text}");
+    // A wrong number of pairs is as good as none.
+    f.set_estimates(&[(0, 100)]);
+    other.set_estimates(&[(0, 100), (0, 100)]);
+    let text = p.auto_schedule(&machine()).unwrap_err().to_string();
+    assert!(text.contains("output Func 'f' (has 1 (min, extent) pairs but 2 dimensions"), "{text}");
+    f.set_estimates(&[(0, 100), (0, 100)]);
+    p.auto_schedule(&machine()).unwrap();
+}
+
+#[test]
+fn parameters_that_decide_regions_need_estimates() {
+    let input = ImageParam::new(Type::f32(), 1, "input");
+    let shift = Param::<i32>::new("shift");
+    let gain = Param::<f32>::new("gain");
+    let x = Var::new("x");
+    let f = Func::new("f");
+    f.def(x, input.at(x + shift.expr()) * gain.expr());
+    input.set_estimates(&[(0, 1000)]);
+    f.set_estimates(&[(0, 990)]);
+    let p = Pipeline::new(&[&f]);
+    let text = p.auto_schedule(&machine()).unwrap_err().to_string();
+    // `shift` moves the region read; `gain` only scales values and needs no estimate.
+    assert!(text.contains("Param 'shift'") && !text.contains("gain"), "{text}");
+    shift.set_estimate(3);
+    p.auto_schedule(&machine()).unwrap();
+}
+
+#[test]
+fn hand_scheduled_funcs_are_left_alone() {
+    let b = blur();
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    b.blur_x.compute_root().vectorize(x, 4);
+    let p = Pipeline::new(&[&b.blur_y]);
+    let src = p.auto_schedule_with_source(&machine()).unwrap();
+    assert!(!src.lines().any(|l| l.starts_with("blur_x.")) && src.contains("left alone: blur_x"), "{src}");
+    assert!(src.contains("blur_y."), "{src}");
+    // A hand-scheduled output too.
+    let b = blur();
+    b.blur_y.parallel(y);
+    let src = Pipeline::new(&[&b.blur_y]).auto_schedule_with_source(&machine()).unwrap();
+    assert!(!src.contains("blur_y.split") && !src.contains("blur_y.tile"), "{src}");
+}
+
+#[test]
+fn the_source_is_the_schedule() {
+    // Applying the printed directives by hand gives the same loop nest.
+    let auto = blur();
+    let p = Pipeline::new(&[&auto.blur_y]);
+    let src = p.auto_schedule_with_source(&machine()).unwrap();
+    let lowered_auto = p.compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    let hand = blur();
+    let (x, y, xi, yi) = (Var::new("x"), Var::new("y"), Var::new("xi"), Var::new("yi"));
+    let (blur_x, blur_y) = (&hand.blur_x, &hand.blur_y);
+    if src.contains("blur_y.tile(") {
+        let t = ints_of(&src, "blur_y.tile");
+        blur_y.tile(x, y, xi, yi, t[0] as i32, t[1] as i32);
+        blur_x.compute_at(blur_y, yi).store_at(blur_y, x);
+    } else {
+        let t = ints_of(&src, "blur_y.split");
+        blur_y.split(x, x, xi, t[0] as i32).reorder(&[xi.into(), y.into(), x.into()]);
+        blur_x.compute_at(blur_y, y).store_at(blur_y, x);
+    }
+    blur_y.vectorize(xi, 16).parallel(if src.contains("parallel(y)") { y } else { x });
+    blur_x.vectorize(x, 16);
+    let lowered_hand = Pipeline::new(&[blur_y]).compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    assert_eq!(lowered_auto, lowered_hand, "{src}");
+}
+
+/// A row-wise running sum (a scan along x) of a blurred image, then a box filter over
+/// an inline reduction: update stages with and without independent pure variables.
+fn scans() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
+    let input = ImageParam::new(Type::i32(), 2, "input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let smooth = Func::new("smooth");
+    smooth.def((x, y), clamped.at((x, y - 1)) + 2 * clamped.at((x, y)) + clamped.at((x, y + 1)));
+    let r = RDom::new(&[(Expr::from(1), input.width() - 1)]);
+    let running = Func::new("running");
+    running.def((x, y), smooth.at((x, y)));
+    running.update((r.x(), y), running.at((r.x() - 1, y)) + running.at((r.x(), y)));
+    let k = RDom::new(&[(Expr::from(-2), Expr::from(5))]);
+    let boxed = Func::new("boxed");
+    boxed.def((x, y), sum(clamp(running.at((clamp(x + k.x(), 0, input.width() - 1), y)), -1000, 1000)));
+    input.set_estimates(&[(0, 2048), (0, 2048)]);
+    boxed.set_estimates(&[(0, 2048), (0, 2048)]);
+    let img = Buffer::<i32>::from_fn(&[31, 17], |c| (c[0] * 5 + c[1] * 3 + c[0] * c[1]) % 19 - 9);
+    (vec![(input, img)], boxed)
+}
+
+#[test]
+fn scans_and_inline_reductions_give_the_unscheduled_pixels() {
+    let src = same_pixels::<i32>(&scans, &[0, 0], &[31, 17]);
+    // The scan's rows are independent: its update runs in parallel over y.
+    assert!(src.contains("running.update_stage(0).parallel(y)"), "{src}");
+    // So are the inline reduction's rows.
+    assert!(src.contains("sum_") && src.contains(".update_stage(0).parallel(y)"), "{src}");
+    same_pixels::<i32>(&scans, &[4, 2], &[9, 13]);
+}
