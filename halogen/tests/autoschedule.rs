@@ -18,7 +18,8 @@ struct Blur {
 
 /// The paper's Fig. 1 blur, with its estimates (6400 × 4800, as in the benchmark).
 fn blur() -> Blur {
-    let input = ImageParam::new(Type::u16(), 2, "input");
+    // Inputs are found by name, and tests run in parallel: each builder has its own name.
+    let input = ImageParam::new(Type::u16(), 2, "blur_input");
     let (x, y) = (Var::new("x"), Var::new("y"));
     let blur_x = Func::new("blur_x");
     let blur_y = Func::new("blur_y");
@@ -131,7 +132,7 @@ fn blur_gives_the_unscheduled_pixels_at_any_size() {
 
 /// Three 3×3 stencils in a row over a clamped input.
 fn stencil_chain() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
-    let input = ImageParam::new(Type::i32(), 2, "input");
+    let input = ImageParam::new(Type::i32(), 2, "stencil_input");
     let (x, y) = (Var::new("x"), Var::new("y"));
     let clamped = boundary::repeat_edge(&input, &input.bounds());
     let mut prev = clamped;
@@ -179,13 +180,13 @@ fn stencil_chain_gives_the_unscheduled_pixels() {
         let src = same_pixels::<i32>(&stencil_chain, &mins, &extents);
         assert!(src.contains("stage1.compute_at(&stage2") || src.contains("stage1.compute_root"), "{src}");
         // The boundary condition is trivial: inlined.
-        assert!(src.contains("Inlined: input_repeat_edge"), "{src}");
+        assert!(src.contains("Inlined: stencil_input_repeat_edge"), "{src}");
     }
 }
 
 /// Histogram equalization (Halide 2012, Fig. 3): histogram, cumulative sum, remap.
 fn histogram_equalize() -> (Vec<(ImageParam, Buffer<u8>)>, Func) {
-    let input = ImageParam::new(Type::u8(), 2, "input");
+    let input = ImageParam::new(Type::u8(), 2, "hist_input");
     let (x, y, i) = (Var::new("x"), Var::new("y"), Var::new("i"));
     let r = RDom::new(&[(Expr::from(0), input.width()), (Expr::from(0), input.height())]);
     let ri = RDom::new(&[(Expr::from(0), Expr::from(256))]);
@@ -218,7 +219,7 @@ fn histogram_equalization_gives_the_unscheduled_pixels() {
 /// An unsharp mask over a colour image (as in the benchmark suite): grey, a separable
 /// 7-tap blur, sharpen, ratio, times the input.
 fn unsharp() -> (Vec<(ImageParam, Buffer<f32>)>, Func) {
-    let input = ImageParam::new(Type::f32(), 3, "input");
+    let input = ImageParam::new(Type::f32(), 3, "unsharp_input");
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
     let k = [0.266f32, 0.213, 0.109, 0.035];
     let cl = boundary::repeat_edge(&input, &input.bounds());
@@ -274,7 +275,8 @@ fn the_schedule_is_deterministic() {
         assert_eq!(without_unique_suffixes(&first), without_unique_suffixes(&again));
     }
     // Scheduling the same pipeline again replaces its own schedule by the same one.
-    let p = Pipeline::new(&[&blur().blur_y]);
+    let b = blur();
+    let p = Pipeline::new(&[&b.blur_y]);
     let a = p.auto_schedule_with_source(&machine()).unwrap();
     let b = p.auto_schedule_with_source(&machine()).unwrap();
     assert_eq!(a, b);
@@ -287,8 +289,8 @@ fn the_schedule_is_deterministic() {
 
 #[test]
 fn missing_estimates_are_named() {
-    let input = ImageParam::new(Type::u16(), 2, "input");
-    let other = ImageParam::new(Type::u16(), 2, "other");
+    let input = ImageParam::new(Type::u16(), 2, "missing_input");
+    let other = ImageParam::new(Type::u16(), 2, "missing_other");
     let (x, y) = (Var::new("x"), Var::new("y"));
     let f = Func::new("f");
     f.def((x, y), input.at((x, y)) + other.at((x, y)));
@@ -297,11 +299,13 @@ fn missing_estimates_are_named() {
     assert!(matches!(e, Error::Schedule(_)), "{e:?}");
     let text = e.to_string();
     assert!(text.contains("output Func 'f' (has none"), "{text}");
-    assert!(text.contains("ImageParam 'input' (has none") && text.contains("ImageParam 'other' (has none"), "{text}");
+    assert!(text.contains("ImageParam 'missing_input' (has none"), "{text}");
+    assert!(text.contains("ImageParam 'missing_other' (has none"), "{text}");
     f.set_estimates(&[(0, 100), (0, 100)]);
     input.set_estimates(&[(0, 100), (0, 100)]);
     let text = p.auto_schedule(&machine()).unwrap_err().to_string();
-    assert!(!text.contains("'f'") && !text.contains("'input'") && text.contains("ImageParam 'other'"), "{text}");
+    assert!(!text.contains("'f'") && !text.contains("'missing_input'"), "{text}");
+    assert!(text.contains("ImageParam 'missing_other'"), "{text}");
     // A wrong number of pairs is as good as none.
     f.set_estimates(&[(0, 100)]);
     other.set_estimates(&[(0, 100), (0, 100)]);
@@ -309,13 +313,24 @@ fn missing_estimates_are_named() {
     assert!(text.contains("output Func 'f' (has 1 (min, extent) pairs but 2 dimensions"), "{text}");
     f.set_estimates(&[(0, 100), (0, 100)]);
     p.auto_schedule(&machine()).unwrap();
+
+    // Inputs are found by name among the live ImageParams: a dropped one is named too.
+    let g = Func::new("g");
+    {
+        let gone = ImageParam::new(Type::u8(), 1, "dropped_input");
+        gone.set_estimates(&[(0, 10)]);
+        g.def(Var::new("x"), gone.at(Var::new("x")));
+    }
+    g.set_estimates(&[(0, 10)]);
+    let text = Pipeline::new(&[&g]).auto_schedule(&machine()).unwrap_err().to_string();
+    assert!(text.contains("ImageParam 'dropped_input' (no ImageParam of this name is alive"), "{text}");
 }
 
 #[test]
 fn parameters_that_decide_regions_need_estimates() {
-    let input = ImageParam::new(Type::f32(), 1, "input");
-    let shift = Param::<i32>::new("shift");
-    let gain = Param::<f32>::new("gain");
+    let input = ImageParam::new(Type::f32(), 1, "param_input");
+    let shift = Param::<i32>::new("param_shift");
+    let gain = Param::<f32>::new("param_gain");
     let x = Var::new("x");
     let f = Func::new("f");
     f.def(x, input.at(x + shift.expr()) * gain.expr());
@@ -324,7 +339,7 @@ fn parameters_that_decide_regions_need_estimates() {
     let p = Pipeline::new(&[&f]);
     let text = p.auto_schedule(&machine()).unwrap_err().to_string();
     // `shift` moves the region read; `gain` only scales values and needs no estimate.
-    assert!(text.contains("Param 'shift'") && !text.contains("gain"), "{text}");
+    assert!(text.contains("Param 'param_shift'") && !text.contains("param_gain"), "{text}");
     shift.set_estimate(3);
     p.auto_schedule(&machine()).unwrap();
 }
@@ -373,7 +388,7 @@ fn the_source_is_the_schedule() {
 /// A row-wise running sum (a scan along x) of a blurred image, then a box filter over
 /// an inline reduction: update stages with and without independent pure variables.
 fn scans() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
-    let input = ImageParam::new(Type::i32(), 2, "input");
+    let input = ImageParam::new(Type::i32(), 2, "scans_input");
     let (x, y) = (Var::new("x"), Var::new("y"));
     let clamped = boundary::repeat_edge(&input, &input.bounds());
     let smooth = Func::new("smooth");

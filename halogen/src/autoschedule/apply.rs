@@ -1,8 +1,8 @@
 //! Section 4.4 of Sioutas et al. and the last step: the plan becomes directives of the
 //! public scheduling API (vectorize the innermost tile loop by the stage's vector lanes,
 //! parallelize the outermost tile loop, producers' sliding dimension outermost, update
-//! stages parallel and vectorized over the pure variables where that is legal), and the
-//! same directives are written as Rust source a user can paste.
+//! stages parallel over a pure variable where that is legal), and the same directives are
+//! written as Rust source a user can paste.
 
 use super::footprint::{eval_range, NumBox};
 use super::fusion::{LoopKind, Nest};
@@ -263,7 +263,7 @@ fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
     c.1
 }
 
-/// Pure variable `d` of update stage `k` may run in parallel or as vector lanes: every
+/// Pure variable `d` of update stage `k` may run in parallel (or as vector lanes): every
 /// self-reference reads exactly that variable in that position (what lowering checks).
 pub(crate) fn update_var_is_independent(node: &Node, k: usize, d: usize) -> bool {
     let stage = &node.stages[k];

@@ -75,7 +75,14 @@ pub(crate) fn gather(g: &Graph) -> Result<Estimates> {
     }
     let mut images = BTreeMap::new();
     for (name, (dims, _)) in &g.images {
-        let est = ImageParam::lookup(name).map(|p| p.estimates()).unwrap_or_default();
+        let Some(param) = ImageParam::lookup(name) else {
+            // Inputs are found by name among the live ImageParams.
+            missing.push(format!(
+                "ImageParam '{name}' (no ImageParam of this name is alive; keep its handle while scheduling)"
+            ));
+            continue;
+        };
+        let est = param.estimates();
         if est.len() != *dims {
             let what = if est.is_empty() {
                 "has none".to_string()

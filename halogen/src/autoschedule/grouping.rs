@@ -2,8 +2,9 @@
 //!
 //! Algorithm 4: a stage with more than one consumer starts a group of its own (with its
 //! producers), and so does every stage that cannot live inside its consumer's loops (a
-//! Func with update definitions, a consumer with updates or scheduled by hand). Each
-//! group output is computed at root; the rest of the group inside its loops.
+//! Func with update definitions, a consumer with updates or scheduled by hand) and every
+//! stage deeper than [`MAX_FUSION_DEPTH`] below its group output. Each group output is
+//! computed at root; the rest of the group inside its loops.
 //!
 //! Algorithm 5: when no tiling of a group satisfies the cache constraints (or a stage of
 //! it must be computed outside every loop of the output), the group is split: each stage
@@ -47,9 +48,16 @@ pub(crate) struct Planned {
     pub members: Vec<(usize, Placement, bool)>,
 }
 
+/// The longest chain of stages computed inside one group output's loops. Lowering's
+/// bounds inference grows about threefold with every stage fused at the same loop (a chain
+/// of 9 stencils takes minutes to lower), so a deeper chain is cut: its next stage starts
+/// a group of its own.
+pub(crate) const MAX_FUSION_DEPTH: usize = 3;
+
 /// Algorithm 4: the group outputs (consumers first) and each member's consumer.
 pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> (Vec<usize>, BTreeMap<usize, usize>) {
     let mut consumer = BTreeMap::new();
+    let mut depth: BTreeMap<usize, usize> = BTreeMap::new();
     let mut outputs = Vec::new();
     for &i in g.order.iter().rev() {
         let n = &g.nodes[i];
@@ -65,8 +73,10 @@ pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> (Vec<usize>, BTreeMap<
             let e = &g.nodes[eff[0]];
             !e.fixed && !e.has_updates() && e.dims() > 0
         };
-        if fits_inside {
+        let d = if fits_inside { depth.get(&eff[0]).copied().unwrap_or(0) + 1 } else { 0 };
+        if fits_inside && d <= MAX_FUSION_DEPTH {
             consumer.insert(i, eff[0]);
+            depth.insert(i, d);
         } else {
             outputs.push(i);
         }

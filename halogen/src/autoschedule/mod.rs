@@ -19,12 +19,34 @@
 //! 4. **Segmenting** (`grouping.rs`; Algorithm 5): a group with no valid tiling is split.
 //! 5. **Final optimizations** (`apply.rs`; sec. 4.4): vectorize the innermost loop by the
 //!    stage type's vector lanes, run the outermost tile loop in parallel, put a producer's
-//!    sliding dimension outermost, and parallelize / vectorize update stages over the pure
-//!    variables where each value depends only on itself.
+//!    sliding dimension outermost, and run update stages in parallel over the outermost
+//!    pure variable whose values depend only on themselves (what lowering accepts).
 //!
 //! Footprints and overlaps come from the compiler's own interval arithmetic evaluated at
 //! the estimates (`footprint.rs`), so any access pattern bounds inference understands
 //! (stencils, up/down-sampling, clamped look-ups, data-dependent histograms) is analysed.
+//!
+//! Where this differs from the paper:
+//! - Inlining is decided once, before tiling (the paper re-runs Algorithm 2 for every loop
+//!   permutation), from whether the consumer reads a value more than once over the
+//!   estimated region; "trivial" means at most one load and two arithmetic operations.
+//! - A stage slides only where the lowering can prove its window moves monotonically: an
+//!   unsplit loop, and a window that moves a whole number of points per iteration (not a
+//!   down-sampled `y / 8`). Whether it can over the inner loop of a split is asked of the
+//!   lowering once (`split_loops_slide`); today it cannot (its clamp of the split is not
+//!   proved monotonic), so the paper's `(yi, xo)` sliding takes the form of strips: the
+//!   row loop `y` unsplit inside the tile loop `x`. Where a window cannot slide the stage
+//!   is computed one loop further out (overlapping tiles) instead of every row.
+//! - The cost is an analytical time: necessary work plus recomputation plus `w` times
+//!   the cache lines (and row streams, eq. 6) loaded from outside the group, plus small
+//!   loop and task overheads, divided by the threads the parallel loop feeds; eq. 14 is
+//!   part of that rather than a hard constraint, so small images still get a schedule.
+//! - Algorithm 5 splits a group at the member whose removal gives the cheapest valid
+//!   schedules (recursively, with a bound on the evaluations) rather than enumerating
+//!   segmentations in stage order.
+//! - Update stages are parallelized but not vectorized (their tails must be guarded, and
+//!   guarded vectors cost more than they save on the C back end); histograms and scans
+//!   stay at root.
 //!
 //! ```
 //! use halogen::prelude::*;
@@ -67,12 +89,12 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// Group evaluations Algorithm 5 may spend on one pipeline (keeps scheduling fast).
-const SPLIT_BUDGET: usize = 200;
+const SPLIT_BUDGET: usize = 64;
 
 impl Pipeline {
     /// Writes a schedule for every Func of the pipeline that was not scheduled by hand
     /// (see the [module documentation](crate::autoschedule) for the method). The outputs
-    /// and the input images need size estimates ([`crate::Func::set_estimates`],
+    /// and the input images need size estimates ([`crate::lang::func::Func::set_estimates`],
     /// [`crate::lang::param::ImageParam::set_estimates`]), as do scalar parameters that
     /// decide regions ([`crate::lang::param::Param::set_estimate`]); without them it
     /// returns `Err(Error::Schedule(..))` naming each one missing. Estimates guide, they

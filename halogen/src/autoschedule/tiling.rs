@@ -187,7 +187,6 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     let inner = nest.tile[0];
     let lanes = input.lanes as f64;
     let vector_waste = if inner >= lanes { ((inner / lanes).ceil() * lanes) / inner } else { 1.0 };
-    let _ = input.out_bytes;
     let cost = ((work + recompute) * vector_waste + W_LOAD * load + overhead) / threads;
     let mut nest = nest.clone();
     nest.parallel = parallel;
