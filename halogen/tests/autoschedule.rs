@@ -415,3 +415,30 @@ fn scans_and_inline_reductions_give_the_unscheduled_pixels() {
     assert!(src.contains("sum_") && src.contains(".update_stage(0).parallel(y)"), "{src}");
     same_pixels::<i32>(&scans, &[4, 2], &[9, 13]);
 }
+
+#[test]
+fn long_chains_are_cut_into_groups() {
+    // Five stencils in a row: fusing long chains into the output's loops makes bounds
+    // inference explode; at most three are computed inside any one group output.
+    let make = || {
+        let input = ImageParam::new(Type::i32(), 2, "chain_input");
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let mut prev = boundary::repeat_edge(&input, &input.bounds());
+        for i in 0..5 {
+            let f = Func::new(&format!("c{i}"));
+            f.def((x, y), prev.at((x, y - 1)) + prev.at((x - 1, y)) * 2 - prev.at((x + 1, y + 1)));
+            prev = f;
+        }
+        input.set_estimates(&[(0, 2000), (0, 2000)]);
+        prev.set_estimates(&[(0, 2000), (0, 2000)]);
+        let img = Buffer::<i32>::from_fn(&[23, 19], |c| (c[0] * 7 + c[1] * 5) % 13);
+        (vec![(input, img)], prev)
+    };
+    let src = same_pixels::<i32>(&make, &[-2, 3], &[21, 11]);
+    for line in src.lines().filter(|l| l.contains(".compute_root()")) {
+        let group = line.split('.').next().unwrap();
+        let inside = src.matches(&format!("compute_at(&{group},")).count();
+        assert!(inside <= 3, "{inside} stages inside {group}:\n{src}");
+    }
+    assert!(src.matches("compute_root()").count() >= 1, "{src}");
+}

@@ -123,6 +123,9 @@ pub(crate) fn propagate(
 pub(crate) struct Model {
     pub base: Vec<f64>,
     pub slope: Vec<Vec<f64>>,
+    /// How far the region's start moves per point the output box moves along `j`
+    /// (`[d][j]`; negative where it moves backwards).
+    pub advance: Vec<Vec<f64>>,
     /// The whole region of each dimension (what computing it at root covers).
     pub full: Vec<f64>,
     pub bytes: usize,
@@ -195,13 +198,15 @@ pub(crate) fn group_models(
     let extents: Vec<i64> = region.iter().map(|(lo, hi)| (hi - lo + 1).max(1)).collect();
     let p: Vec<i64> = extents.iter().map(|&b| (b / 2).clamp(1, 32)).collect();
     let q: Vec<i64> = extents.iter().zip(&p).map(|(&b, &p)| (2 * p).min(b)).collect();
-    let boxed = |t: &[i64]| -> NumBox {
+    // A box of extents `t` in the middle of the region, moved by `shift` along `dim`.
+    let boxed = |t: &[i64], dim: usize, shift: i64| -> NumBox {
         region
             .iter()
             .zip(&extents)
             .zip(t)
-            .map(|(((lo, _), b), t)| {
-                let start = lo + (b - t) / 2;
+            .enumerate()
+            .map(|(d, (((lo, _), b), t))| {
+                let start = lo + (b - t) / 2 + if d == dim { shift } else { 0 };
                 (start, start + t - 1)
             })
             .collect()
@@ -213,17 +218,20 @@ pub(crate) fn group_models(
         };
         r.and_then(|r| r.get(d).copied()).unwrap_or((0, 0))
     };
-    let run = |t: &[i64]| propagate(g, base, &[(out, boxed(t))], expand, &fallback);
-    let base_run = run(&p);
+    let run = |t: &[i64], dim: usize, shift: i64| propagate(g, base, &[(out, boxed(t, dim, shift))], expand, &fallback);
+    let base_run = run(&p, 0, 0);
+    // One run per dimension with the box grown (slopes), one with it moved (advances).
     let mut runs = Vec::new();
+    let mut moved = Vec::new();
     for j in 0..n {
         if q[j] > p[j] {
             let mut t = p.clone();
             t[j] = q[j];
-            runs.push(Some(run(&t)));
+            runs.push(Some(run(&t, 0, 0)));
         } else {
             runs.push(None);
         }
+        moved.push(run(&p, j, p[j]));
     }
     let fit = |get: &dyn Fn(&Regions) -> Option<NumBox>, full: Option<&NumBox>, bytes: usize| -> Option<Model> {
         let b0 = get(&base_run)?;
@@ -241,10 +249,18 @@ pub(crate) fn group_models(
                 }
             }
         }
+        let mut advance = vec![vec![0.0; n]; dims];
+        for j in 0..n {
+            if let Some(b1) = get(&moved[j]).filter(|b1| b1.len() == dims) {
+                for (d, a) in advance.iter_mut().enumerate() {
+                    a[j] = (b1[d].0 - b0[d].0) as f64 / p[j] as f64;
+                }
+            }
+        }
         let full: Vec<f64> = (0..dims)
             .map(|d| full.and_then(|f| f.get(d)).map_or(f64::INFINITY, |(lo, hi)| (hi - lo + 1).max(1) as f64))
             .collect();
-        Some(Model { base: (0..dims).map(|d| ext(&b0, d)).collect(), slope, full, bytes })
+        Some(Model { base: (0..dims).map(|d| ext(&b0, d)).collect(), slope, advance, full, bytes })
     };
     let mut funcs = BTreeMap::new();
     for i in 0..g.nodes.len() {

@@ -100,14 +100,14 @@ pub(crate) fn fuse(
         // Whether the lowering's sliding window can reuse values along loop `l`: an unsplit
         // loop (or a split one, where the lowering proves it), not the parallel one, one
         // dimension of the stage moving with it by a whole number of points per iteration
-        // (the window `a·y + b` whose monotonicity the lowering proves; a down-sampled
-        // `y / 8` it cannot).
+        // forwards (the window `a·y + b`, a ≥ 1, whose monotonicity the lowering proves; a
+        // down-sampled `y / 8` or a window moving backwards it cannot).
         let can_slide = |l: usize| {
             let LoopDesc { dim: j, kind } = nest.loops[l];
             let moving: Vec<usize> = (0..model.dims()).filter(|&d| model.depends(d, j)).collect();
             let whole_steps = moving.len() == 1 && {
-                let s = model.slope[moving[0]][j];
-                s >= 0.99 && (s - s.round()).abs() < 1e-6
+                let a = model.advance[moving[0]][j];
+                a >= 0.99 && (a - a.round()).abs() < 1e-6
             };
             (kind == LoopKind::Whole || (kind == LoopKind::Inner && split_slides))
                 && nest.parallel != Some(l)
@@ -156,6 +156,7 @@ mod tests {
         let blur_x = Model {
             base: vec![32.0, 34.0],
             slope: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+            advance: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
             full: vec![6400.0, 4802.0],
             bytes: 2,
         };
@@ -199,6 +200,7 @@ mod tests {
         let mut m = blur_models();
         let grid = m.funcs.get_mut(&1).unwrap();
         grid.slope = vec![vec![0.125, 0.0], vec![0.0, 0.125]];
+        grid.advance = grid.slope.clone();
         grid.base = vec![5.0, 6.0];
         let l = |dim, kind| LoopDesc { dim, kind };
         let strips = Nest {

@@ -142,6 +142,7 @@ impl Pipeline {
             return Err(Error::Definition("a pipeline needs at least one output Func".into()));
         }
         let mut g = graph::build_graph(&refs)?;
+        let est = estimates::gather(&g)?;
         // Our own earlier schedule is not the user's: start again from theirs.
         let mut reset = false;
         for n in &g.nodes {
@@ -150,7 +151,6 @@ impl Pipeline {
         if reset {
             g = graph::build_graph(&refs)?;
         }
-        let est = estimates::gather(&g)?;
         let before: Vec<apply::Snapshot> = g.nodes.iter().map(|n| apply::snapshot(&n.fref)).collect();
 
         let (planned, regions, inlined, root) = plan_pipeline(&g, &est, params);
