@@ -12,8 +12,8 @@
 //! ```
 //! use halogen::prelude::*;
 //! use halogen_apps::{local_laplacian::LocalLaplacian, App};
-//! // Two pyramid levels: the default eight take minutes to compile today.
-//! let app = LocalLaplacian::with_levels(2, 4, 1.0, 1.0);
+//! // Three pyramid levels keep the doc test quick; the default is eight.
+//! let app = LocalLaplacian::with_levels(3, 4, 1.0, 1.0);
 //! app.schedule_hand();
 //! let inputs = app.make_inputs(24, 16, 1);
 //! let out = app.run(&Target::host(), &inputs).unwrap();

@@ -64,8 +64,6 @@ fn bilateral_grid_other_sigmas() {
     check_app_with("bilateral_grid", &c, 30, 20);
 }
 
-// Fewer pyramid levels than the default 8: compiling the 8-level pipeline takes minutes
-// with today's bounds inference (the full size is the ignored test below).
 #[test]
 fn local_laplacian_two_levels() {
     let c = Config::parse(&["levels=2"]).unwrap();
@@ -82,7 +80,6 @@ fn local_laplacian_four_levels_root() {
 }
 
 #[test]
-#[ignore = "minutes of compile time: run with --ignored"]
 fn local_laplacian_eight_levels() {
     check_app("local_laplacian", 48, 40);
 }

@@ -16,6 +16,7 @@
 pub mod analysis;
 pub mod autoschedule;
 pub mod backend;
+pub mod build;
 pub mod error;
 pub mod ir;
 pub mod lang;

@@ -17,7 +17,7 @@
 use super::c::{self, names::sanitize, prelude::RUNTIME_TYPES, CModule};
 use crate::error::{Error, Result};
 use crate::lower::Lowered;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PASS: &str = "C back end (aot)";
@@ -111,44 +111,79 @@ pub fn compile_to_c(lowered: &Lowered, path: &Path) -> Result<()> {
 /// baseline of the target architecture (no `-march=native`), so the library runs on any
 /// machine of that architecture; link it with `-lm`.
 pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> Result<()> {
-    let entry = entry_name(name);
-    let m = c::generate(lowered, &entry)?;
+    let m = c::generate(lowered, &entry_name(name))?;
+    build_static_library(&m, dir, &super::jit::compiler(), &[]).map(|_| ())
+}
+
+/// Writes `m` as `dir/<entry>.c` and `dir/<entry>.h` and builds `dir/lib<entry>.a` from
+/// them with the C compiler command `cc` (program, then its own arguments; see
+/// [`crate::backend::jit::compiler`]), the flags of [`compile_to_static_library`] and then
+/// `extra_flags` (e.g. `-march=native`); returns the library's path. When the compiler fails, its
+/// command and output are kept in `dir/<entry>.log` and the `Err` names that file.
+///
+/// ```
+/// use halogen::prelude::*;
+/// let x = Var::new("x");
+/// let f = Func::new("f");
+/// f.def(x, x + 2);
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+/// let m = halogen::backend::c::generate(&lowered, "add_two").unwrap();
+/// let dir = std::env::temp_dir().join(format!("halogen-aot-lib-doc-{}", std::process::id()));
+/// let cc = halogen::backend::jit::compiler();
+/// let lib = halogen::backend::aot::build_static_library(&m, &dir, &cc, &[]).unwrap();
+/// assert!(lib.ends_with("libadd_two.a") && lib.is_file());
+/// assert!(dir.join("add_two.h").is_file());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn build_static_library(m: &CModule, dir: &Path, cc: &[String], extra_flags: &[String]) -> Result<PathBuf> {
+    let Some((program, cc_args)) = cc.split_first() else {
+        return Err(Error::Backend(format!("{PASS}: no C compiler command given for '{}'", m.entry)));
+    };
+    let entry = &m.entry;
     std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
     let c_path = dir.join(format!("{entry}.c"));
     let o_path = dir.join(format!("{entry}.o"));
     let a_path = dir.join(format!("lib{entry}.a"));
+    let log_path = dir.join(format!("{entry}.log"));
     std::fs::write(&c_path, &m.source).map_err(|e| io_error("write", &c_path, e))?;
     let h_path = dir.join(format!("{entry}.h"));
-    std::fs::write(&h_path, header(&m)).map_err(|e| io_error("write", &h_path, e))?;
-    let cc = super::jit::compiler();
-    let run = |cmd: &mut Command, what: &str| -> Result<()> {
-        let out = cmd
-            .output()
-            .map_err(|e| Error::Backend(format!("cannot run {what}: {e} (set HALOGEN_CC for the C compiler)")))?;
+    std::fs::write(&h_path, header(m)).map_err(|e| io_error("write", &h_path, e))?;
+    let _ = std::fs::remove_file(&log_path);
+    let run = |cmd: &mut Command, what: &str, hint: &str| -> Result<()> {
+        let out = cmd.output().map_err(|e| Error::Backend(format!("cannot run {what}: {e} ({hint})")))?;
         if out.status.success() {
-            Ok(())
-        } else {
-            Err(Error::internal(
-                PASS,
-                format!(
-                    "{what} failed ({}) on {}:\n{}",
-                    out.status,
-                    c_path.display(),
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-            ))
+            return Ok(());
         }
+        // The whole output goes to the log; the message keeps its start.
+        let mut log = format!("$ {cmd:?}\n");
+        log.push_str(&String::from_utf8_lossy(&out.stdout));
+        log.push_str(&String::from_utf8_lossy(&out.stderr));
+        let kept = std::fs::write(&log_path, &log).is_ok();
+        let excerpt: String = String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n");
+        Err(Error::internal(
+            PASS,
+            format!(
+                "{what} failed ({}) on {}{}:\n{excerpt}",
+                out.status,
+                c_path.display(),
+                if kept { format!("; the full log is at {}", log_path.display()) } else { String::new() }
+            ),
+        ))
     };
     run(
-        Command::new(&cc[0])
-            .args(&cc[1..])
-            .args(["-std=c11", "-O3", "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi", "-c", "-o"])
+        Command::new(program)
+            .args(cc_args)
+            .args(["-std=c11", "-O3", "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"])
+            .args(extra_flags)
+            .arg("-c")
+            .arg("-o")
             .arg(&o_path)
             .arg(&c_path),
         &format!("the C compiler `{}`", cc.join(" ")),
+        "install gcc or clang, or set HALOGEN_CC to a C compiler",
     )?;
     let _ = std::fs::remove_file(&a_path);
-    run(Command::new("ar").arg("rcs").arg(&a_path).arg(&o_path), "ar")?;
+    run(Command::new("ar").arg("rcs").arg(&a_path).arg(&o_path), "ar", "install binutils")?;
     let _ = std::fs::remove_file(&o_path);
-    Ok(())
+    Ok(a_path)
 }

@@ -3,8 +3,14 @@
 //! becomes `let` bindings of each stage's loop bounds; the storage of each realization
 //! covers every iteration between its store and compute levels; inputs and outputs get
 //! checks so a too-small buffer is an error before any pixel is touched.
+//!
+//! The bound lets of every Func computed at one loop level go at the top of that loop's
+//! body (or of the whole pipeline, for root), consumers first. A producer's bounds then
+//! name its consumers' bound symbols (`f.s0.x.min = g.s0.x.min - 1`) instead of repeating
+//! their expressions, so the lets stay small however deep the pipeline is: expanded, the
+//! bounds of a pyramid's coarse levels grow exponentially with the number of levels.
 
-use super::boxes::{touched, union_region, Region, Unbounded};
+use super::boxes::{touched, touched_only, union_region, Region, Unbounded};
 use super::environment::FuncInfo;
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
@@ -82,8 +88,15 @@ fn wrap_lets(lets: &[(Name, Expr)], body: Stmt) -> Stmt {
     lets.iter().rev().fold(body, |b, (n, v)| Stmt::let_stmt(n.clone(), v.clone(), b))
 }
 
-/// Computes the stage bounds of `f` at its compute site and wraps the pair in them.
-fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut LowerCtx) -> Result<Stmt> {
+/// Computes the stage bounds of `f` at its compute site: appends their lets to `frame`
+/// (the lets of the compute level) and returns the pair with its checks.
+fn process_pair(
+    f: &FuncInfo,
+    produce: Stmt,
+    consume: Option<Stmt>,
+    ctx: &mut LowerCtx,
+    frame: &mut Vec<(Name, Expr)>,
+) -> Result<Stmt> {
     let name = &f.name;
     let dims = f.args.len();
     let mut asserts = Vec::new();
@@ -92,7 +105,7 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
     let mut required: Region = match &consume {
         None => buffer_region(name, dims),
         Some(c) => {
-            let t = touched(c, &Scope::new());
+            let t = touched_only(c, &Scope::new(), name);
             if let Some(u) = t.unbounded.iter().find(|u| u.callee == *name) {
                 return Err(unbounded_error(u, "Func"));
             }
@@ -173,7 +186,7 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
             stage_lets.push((Name::from(format!("{prefix}{v}.min")), lo.clone()));
             stage_lets.push((Name::from(format!("{prefix}{v}.max")), hi.clone()));
         }
-        let t = touched(&wrap_lets(&stage_lets, stages[k].clone()), &Scope::new());
+        let t = touched_only(&wrap_lets(&stage_lets, stages[k].clone()), &Scope::new(), name);
         if let Some(u) = t.unbounded.iter().find(|u| u.callee == *name) {
             let what = if k == 0 { format!("Func '{name}'") } else { format!("Func '{name}' update {}", k - 1) };
             return Err(Error::Bounds(format!(
@@ -226,14 +239,25 @@ fn process_pair(f: &FuncInfo, produce: Stmt, consume: Option<Stmt>, ctx: &mut Lo
     let mut inner = vec![];
     inner.extend(asserts);
     inner.push(pair);
-    let block = if inner.len() == 1 { inner.pop().unwrap() } else { Stmt::Block(inner) };
-    Ok(wrap_lets(&lets, block))
+    frame.extend(lets);
+    Ok(if inner.len() == 1 { inner.pop().unwrap() } else { Stmt::Block(inner) })
 }
 
-fn infer(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
+/// Wraps `body` in `lets`, below the lets it already starts with (a loop body may begin by
+/// defining names the bounds use).
+fn insert_lets(lets: Vec<(Name, Expr)>, body: Stmt) -> Stmt {
+    match body {
+        Stmt::LetStmt { name, value, body } => Stmt::LetStmt { name, value, body: Box::new(insert_lets(lets, *body)) },
+        body => wrap_lets(&lets, body),
+    }
+}
+
+/// Infers the bounds of every pair in `s`; `frame` collects the lets of the Funcs computed
+/// at the level `s` belongs to.
+fn infer(s: Stmt, ctx: &mut LowerCtx, frame: &mut Vec<(Name, Expr)>) -> Result<Stmt> {
     match s {
         Stmt::Block(v) => {
-            let v = v.into_iter().map(|c| infer(c, ctx)).collect::<Result<Vec<_>>>()?;
+            let v = v.into_iter().map(|c| infer(c, ctx, frame)).collect::<Result<Vec<_>>>()?;
             let mut out = Vec::with_capacity(v.len());
             let mut it = v.into_iter().peekable();
             while let Some(c) = it.next() {
@@ -243,11 +267,11 @@ fn infer(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
                     let f = ctx.env.funcs[&name].clone();
                     if follows {
                         let consume = it.next();
-                        out.push(process_pair(&f, c, consume, ctx)?);
+                        out.push(process_pair(&f, c, consume, ctx, frame)?);
                         continue;
                     }
                     if f.is_output {
-                        out.push(process_pair(&f, c, None, ctx)?);
+                        out.push(process_pair(&f, c, None, ctx, frame)?);
                         continue;
                     }
                 }
@@ -261,27 +285,32 @@ fn infer(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
             let f = ctx.env.funcs[name].clone();
             let produce = match s {
                 Stmt::ProducerConsumer { name, is_producer, body } => {
-                    Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) }
+                    Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) }
                 }
                 _ => unreachable!(),
             };
-            process_pair(&f, produce, None, ctx)
+            process_pair(&f, produce, None, ctx, frame)
         }
-        Stmt::LetStmt { name, value, body } => Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx)?) }),
+        Stmt::LetStmt { name, value, body } => {
+            Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx, frame)?) })
+        }
         Stmt::For { name, min, extent, kind, body } => {
-            Ok(Stmt::For { name, min, extent, kind, body: Box::new(infer(*body, ctx)?) })
+            // A new compute level: the Funcs computed here get their lets at its top.
+            let mut inner = Vec::new();
+            let body = infer(*body, ctx, &mut inner)?;
+            Ok(Stmt::For { name, min, extent, kind, body: Box::new(insert_lets(inner, body)) })
         }
         Stmt::ProducerConsumer { name, is_producer, body } => {
-            Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx)?) })
+            Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) })
         }
         Stmt::Realize { name, types, bounds, body } => {
-            Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx)?) })
+            Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx, frame)?) })
         }
         Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
             condition,
-            then_case: Box::new(infer(*then_case, ctx)?),
+            then_case: Box::new(infer(*then_case, ctx, frame)?),
             else_case: match else_case {
-                Some(e) => Some(Box::new(infer(*e, ctx)?)),
+                Some(e) => Some(Box::new(infer(*e, ctx, frame)?)),
                 None => None,
             },
         }),
@@ -387,9 +416,11 @@ fn input_checks(s: &Stmt, ctx: &LowerCtx) -> Result<Vec<Stmt>> {
 
 /// Runs bounds inference over the scheduled loop nest.
 pub fn bounds_inference(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
-    let s = infer(s, ctx)?;
+    let mut root = Vec::new();
+    let s = infer(s, ctx, &mut root)?;
     let s = fill_realize_bounds(s, ctx)?;
+    // The checks name the root Funcs' bound symbols, so they go inside their lets.
     let mut all = input_checks(&s, ctx)?;
     all.push(s);
-    Ok(Stmt::block(all))
+    Ok(wrap_lets(&root, Stmt::block(all)))
 }

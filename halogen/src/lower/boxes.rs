@@ -62,13 +62,17 @@ fn merge(map: &mut HashMap<Name, Region>, name: &Name, region: Region) {
     }
 }
 
-struct Walker {
+struct Walker<'a> {
     scope: Scope,
     out: Touched,
     caller: Vec<Name>,
+    /// When set, only this callee's regions are gathered: bounds inference asks about one
+    /// Func at a time, and carrying every other region through each `let` on the way out
+    /// would make a pipeline of N Funcs cost O(N³).
+    only: Option<&'a Name>,
 }
 
-impl Walker {
+impl Walker<'_> {
     fn push(&mut self, name: &Name, iv: Interval) -> Option<Interval> {
         self.scope.insert(name.clone(), iv)
     }
@@ -128,6 +132,9 @@ impl Walker {
             }
             ExprKind::Call { name, args, kind: CallKind::Func { .. } | CallKind::Image } => {
                 args.iter().for_each(|a| self.expr(a));
+                if self.only.is_some_and(|o| o != name) {
+                    return;
+                }
                 let r = self.region_of(name, args);
                 merge(&mut self.out.calls, name, r);
             }
@@ -169,6 +176,9 @@ impl Walker {
             }
             Stmt::Provide { name, values, args } => {
                 values.iter().chain(args.iter()).for_each(|e| self.expr(e));
+                if self.only.is_some_and(|o| o != name) {
+                    return;
+                }
                 let r = self.region_of(name, args);
                 merge(&mut self.out.provides, name, r);
             }
@@ -214,14 +224,21 @@ impl Walker {
 /// What `s` reads and writes, with variables bound outside `s` treated as symbols and
 /// those in `scope` as ranges.
 pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
-    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new() };
+    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None };
+    w.stmt(s);
+    w.out
+}
+
+/// What `s` reads and writes of `callee` alone (the other entries stay empty).
+pub fn touched_only(s: &Stmt, scope: &Scope, callee: &Name) -> Touched {
+    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: Some(callee) };
     w.stmt(s);
     w.out
 }
 
 /// What the expression `e` reads.
 pub fn touched_by_expr(e: &Expr, scope: &Scope) -> Touched {
-    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new() };
+    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None };
     w.expr(e);
     w.out
 }

@@ -4,10 +4,11 @@
 //! (Halide 2012 sec. 4.1, "reuse"; Halide's SlidingWindow.cpp).
 
 use super::LowerCtx;
-use crate::analysis::{can_prove, expr_uses_var, simplify, substitute};
+use crate::analysis::{expr_uses_var, simplify, substitute};
 use crate::error::Result;
-use crate::ir::{Expr, ForKind, Name, Stmt, Type};
+use crate::ir::{BinOp, Expr, ExprKind, ForKind, Name, Stmt, Type};
 use crate::schedule::Split;
+use std::collections::HashMap;
 
 /// A dimension along which a Func slides, for storage folding.
 #[derive(Clone, Debug)]
@@ -24,147 +25,221 @@ struct EnclosingLoop {
     kind: ForKind,
 }
 
-/// Rewrites the `min` let of the sliding dimension inside the chain of lets that wraps
-/// the producer of `f`, which sits directly inside `loop_`.
-fn slide_lets(s: &mut Stmt, f: &str, loop_: &EnclosingLoop, ctx: &mut LowerCtx) -> bool {
-    // Gather the chain of lets.
-    let mut lets: Vec<(Name, Expr)> = Vec::new();
-    {
-        let mut cur = &*s;
-        while let Stmt::LetStmt { name, value, body } = cur {
-            lets.push((name.clone(), value.clone()));
-            cur = body;
+/// How an expression moves as one variable grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Constant,
+    Increasing,
+    Decreasing,
+    Unknown,
+}
+
+impl Direction {
+    fn flip(self) -> Direction {
+        match self {
+            Direction::Increasing => Direction::Decreasing,
+            Direction::Decreasing => Direction::Increasing,
+            d => d,
         }
     }
-    let info = ctx.env.funcs[f].clone();
-    if info.stages.len() != 1 {
-        return false;
-    }
-    let lv = Expr::var(Type::i32(), loop_.name.clone());
-    let prefix = super::schedule_functions::stage_prefix(f, 0);
-    let mut moving = Vec::new();
-    for (d, v) in info.args.iter().enumerate() {
-        let find =
-            |suffix: &str| lets.iter().find(|(n, _)| **n == *format!("{prefix}{v}.{suffix}")).map(|(_, e)| e.clone());
-        let (Some(lo), Some(hi)) = (find("min"), find("max")) else { return false };
-        let dep = expr_uses_var(&lo, &loop_.name) || expr_uses_var(&hi, &loop_.name);
-        if dep {
-            moving.push((d, v.clone(), lo, hi));
+
+    /// The direction of a sum, or of `min`/`max`, of two terms moving in these directions.
+    fn join(self, o: Direction) -> Direction {
+        use Direction::*;
+        match (self, o) {
+            (Constant, d) | (d, Constant) => d,
+            (a, b) if a == b => a,
+            _ => Unknown,
         }
     }
-    if moving.len() != 1 {
-        return false;
+}
+
+/// Which way `e` moves as `var` grows (Halide's `is_monotonic`): enough to prove that a
+/// window like `min(base + yi, last) + 2` only moves forwards, which the simplifier's
+/// prover cannot do through the clamp a split puts on its loop variable.
+fn direction(e: &Expr, var: &str) -> Direction {
+    use Direction::*;
+    if !expr_uses_var(e, var) {
+        return Constant;
     }
-    let (d, v, lo, hi) = moving.pop().unwrap();
-    // A split of the sliding dimension would compute past the new rows.
-    let split_here = info.stages[0].schedule.splits.iter().any(|s| match s {
-        Split::Split { old, .. } => *old == v,
-        Split::Fuse { inner, outer, .. } => *inner == v || *outer == v,
-    });
-    if split_here {
-        return false;
+    let signed = |c: &Expr, d: Direction| match c.as_int() {
+        Some(0) => Constant,
+        Some(k) if k > 0 => d,
+        Some(_) => d.flip(),
+        None => Unknown,
+    };
+    match e.kind() {
+        ExprKind::Var { name, .. } if **name == *var => Increasing,
+        ExprKind::Binary(op, a, b) => match op {
+            BinOp::Add => direction(a, var).join(direction(b, var)),
+            BinOp::Sub => direction(a, var).join(direction(b, var).flip()),
+            BinOp::Min | BinOp::Max => direction(a, var).join(direction(b, var)),
+            BinOp::Mul if !expr_uses_var(b, var) => signed(b, direction(a, var)),
+            BinOp::Mul if !expr_uses_var(a, var) => signed(a, direction(b, var)),
+            // Floor division by a positive constant keeps the order.
+            BinOp::Div if e.ty().is_int_or_uint() && !expr_uses_var(b, var) => signed(b, direction(a, var)),
+            _ => Unknown,
+        },
+        ExprKind::Cast(a) if e.ty().is_int_or_uint() && a.ty().is_int_or_uint() && e.ty().bits >= a.ty().bits => {
+            direction(a, var)
+        }
+        ExprKind::Select(c, a, b) if !expr_uses_var(c, var) => direction(a, var).join(direction(b, var)),
+        _ => Unknown,
     }
-    let next = |e: &Expr| substitute(&loop_.name, &Expr::add(lv.clone(), Expr::i32(1)), e);
-    let monotonic = can_prove(&Expr::le(lo.clone(), next(&lo))) && can_prove(&Expr::le(hi.clone(), next(&hi)));
-    if !monotonic {
-        return false;
-    }
-    let prev_hi = substitute(&loop_.name, &Expr::sub(lv.clone(), Expr::i32(1)), &hi);
-    let new_lo = Expr::select(
-        Expr::lt(loop_.min.clone(), lv.clone()),
-        Expr::max(lo.clone(), Expr::add(prev_hi, Expr::i32(1))),
-        lo.clone(),
-    );
-    let extent = simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1)));
-    ctx.slides.insert(f.into(), Slide { dim: d, extent });
-    let target: Name = format!("{prefix}{v}.min").into();
+}
+
+/// The leading chain of lets of a loop body.
+fn let_chain(s: &Stmt) -> Vec<(Name, Expr)> {
+    let mut lets = Vec::new();
     let mut cur = s;
     while let Stmt::LetStmt { name, value, body } = cur {
-        if *name == target {
-            *value = simplify(&new_lo);
-            return true;
-        }
+        lets.push((name.clone(), value.clone()));
         cur = body;
     }
-    false
+    lets
 }
 
-/// Finds the producer of `f` below a Realize and slides it if it can.
-fn visit(s: &mut Stmt, f: &Name, loops: &mut Vec<EnclosingLoop>, ctx: &mut LowerCtx) -> bool {
-    match s {
-        Stmt::For { name, min, kind, body, .. } => {
-            loops.push(EnclosingLoop { name: name.clone(), min: min.clone(), kind: *kind });
-            let r = visit(body, f, loops, ctx);
-            loops.pop();
-            r
+struct Slider<'a> {
+    ctx: &'a mut LowerCtx,
+    /// The values the pass replaced, so later Funcs of the same loop body see the window
+    /// they were inferred with, not their consumers' slid one.
+    unslid: HashMap<Name, Expr>,
+}
+
+impl Slider<'_> {
+    /// The value of let `i` of `chain` with the lets before it substituted in (bounds
+    /// name their consumers' bounds, defined earlier in the same chain).
+    fn expanded(&self, chain: &[(Name, Expr)], i: usize) -> Expr {
+        let mut e = chain[i].1.clone();
+        for (n, v) in chain[..i].iter().rev() {
+            if expr_uses_var(&e, n) {
+                e = substitute(n, self.unslid.get(n).unwrap_or(v), &e);
+            }
         }
-        Stmt::LetStmt { body, .. } => {
-            // The chain of lets right around the producer holds the stage bounds.
-            if starts_producer(body, f) || lets_then_producer(body, f) {
-                let Some(l) = loops.last() else { return true };
-                let ok_kinds = loops.iter().all(|l| l.kind == ForKind::Serial || l.kind == ForKind::Unrolled);
-                if l.kind == ForKind::Serial && ok_kinds {
-                    let l = EnclosingLoop { name: l.name.clone(), min: l.min.clone(), kind: l.kind };
-                    slide_lets(s, f, &l, ctx);
-                }
+        e
+    }
+
+    /// Slides `f`, whose bound lets are in the chain that starts `body`, the body of
+    /// `loop_`. Returns whether it did.
+    fn slide_lets(&mut self, body: &mut Stmt, f: &str, loop_: &EnclosingLoop) -> bool {
+        let chain = let_chain(body);
+        let info = self.ctx.env.funcs[f].clone();
+        if info.stages.len() != 1 {
+            return false;
+        }
+        let lv = Expr::var(Type::i32(), loop_.name.clone());
+        let prefix = super::schedule_functions::stage_prefix(f, 0);
+        let mut moving = Vec::new();
+        for (d, v) in info.args.iter().enumerate() {
+            let find = |suffix: &str| chain.iter().position(|(n, _)| **n == *format!("{prefix}{v}.{suffix}"));
+            let (Some(lo_at), Some(hi_at)) = (find("min"), find("max")) else { return false };
+            let (lo, hi) = (self.expanded(&chain, lo_at), self.expanded(&chain, hi_at));
+            if expr_uses_var(&lo, &loop_.name) || expr_uses_var(&hi, &loop_.name) {
+                moving.push((d, v.clone(), lo_at, lo, hi));
+            }
+        }
+        if moving.len() != 1 {
+            return false;
+        }
+        let (d, v, lo_at, lo, hi) = moving.pop().unwrap();
+        // A split of the sliding dimension would compute past the new rows.
+        let split_here = info.stages[0].schedule.splits.iter().any(|s| match s {
+            Split::Split { old, .. } => *old == v,
+            Split::Fuse { inner, outer, .. } => *inner == v || *outer == v,
+        });
+        if split_here {
+            return false;
+        }
+        let forwards = |e: &Expr| matches!(direction(&simplify(e), &loop_.name), Direction::Increasing);
+        if !forwards(&lo) || !forwards(&hi) {
+            return false;
+        }
+        let prev_hi = substitute(&loop_.name, &Expr::sub(lv.clone(), Expr::i32(1)), &hi);
+        // The let itself may name consumers' bounds that slide too; starting after the
+        // rows already computed is right either way.
+        let lo_here = chain[lo_at].1.clone();
+        let new_lo = Expr::select(
+            Expr::lt(loop_.min.clone(), lv.clone()),
+            Expr::max(lo_here.clone(), Expr::add(prev_hi, Expr::i32(1))),
+            lo_here.clone(),
+        );
+        let extent = simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1)));
+        self.ctx.slides.insert(f.into(), Slide { dim: d, extent });
+        let target = chain[lo_at].0.clone();
+        let mut cur = body;
+        while let Stmt::LetStmt { name, value, body } = cur {
+            if *name == target {
+                self.unslid.insert(target, lo_here);
+                *value = simplify(&new_lo);
                 return true;
             }
-            visit(body, f, loops, ctx)
+            cur = body;
         }
-        Stmt::Block(v) => v.iter_mut().any(|c| visit(c, f, loops, ctx)),
-        Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
-        Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } => visit(body, f, loops, ctx),
-        Stmt::IfThenElse { then_case, else_case, .. } => {
-            visit(then_case, f, loops, ctx) || else_case.as_mut().is_some_and(|e| visit(e, f, loops, ctx))
-        }
-        _ => false,
+        false
     }
-}
 
-fn starts_producer(s: &Stmt, f: &Name) -> bool {
-    match s {
-        Stmt::Block(v) => {
-            v.iter().any(|c| matches!(c, Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f))
-        }
-        Stmt::ProducerConsumer { name, is_producer: true, .. } => name == f,
-        _ => false,
-    }
-}
-
-fn lets_then_producer(s: &Stmt, f: &Name) -> bool {
-    let mut cur = s;
-    while let Stmt::LetStmt { body, .. } = cur {
-        cur = body;
-    }
-    starts_producer(cur, f) && !std::ptr::eq(cur, s)
-}
-
-fn walk(s: &mut Stmt, ctx: &mut LowerCtx) {
-    match s {
-        Stmt::Realize { name, body, .. } => {
-            let f = name.clone();
-            // Storage at the compute level leaves nothing to slide over.
-            let mut loops = Vec::new();
-            visit(body, &f, &mut loops, ctx);
-            walk(body, ctx)
-        }
-        Stmt::For { body, .. }
-        | Stmt::LetStmt { body, .. }
-        | Stmt::ProducerConsumer { body, .. }
-        | Stmt::Allocate { body, .. } => walk(body, ctx),
-        Stmt::Block(v) => v.iter_mut().for_each(|c| walk(c, ctx)),
-        Stmt::IfThenElse { then_case, else_case, .. } => {
-            walk(then_case, ctx);
-            if let Some(e) = else_case {
-                walk(e, ctx)
+    /// Finds the loop that computes `f` below its Realize and slides `f` there if it can.
+    /// Returns whether the producer was found.
+    fn visit(&mut self, s: &mut Stmt, f: &Name, loops: &mut Vec<EnclosingLoop>) -> bool {
+        match s {
+            Stmt::For { name, min, kind, body, .. } => {
+                loops.push(EnclosingLoop { name: name.clone(), min: min.clone(), kind: *kind });
+                // Bounds inference put the bounds of the Funcs computed here at the top of
+                // the loop's body.
+                let prefix = super::schedule_functions::stage_prefix(f, 0);
+                let here = let_chain(body).iter().any(|(n, _)| n.starts_with(&prefix));
+                let found = if here {
+                    let serial = loops.iter().all(|l| matches!(l.kind, ForKind::Serial | ForKind::Unrolled));
+                    let l = loops.last().unwrap();
+                    if l.kind == ForKind::Serial && serial {
+                        let l = EnclosingLoop { name: l.name.clone(), min: l.min.clone(), kind: l.kind };
+                        self.slide_lets(body, f, &l);
+                    }
+                    true
+                } else {
+                    self.visit(body, f, loops)
+                };
+                loops.pop();
+                found
             }
+            Stmt::Block(v) => v.iter_mut().any(|c| self.visit(c, f, loops)),
+            Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
+            Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::LetStmt { body, .. } => {
+                self.visit(body, f, loops)
+            }
+            Stmt::IfThenElse { then_case, else_case, .. } => {
+                self.visit(then_case, f, loops) || else_case.as_mut().is_some_and(|e| self.visit(e, f, loops))
+            }
+            _ => false,
         }
-        _ => {}
+    }
+
+    fn walk(&mut self, s: &mut Stmt) {
+        match s {
+            Stmt::Realize { name, body, .. } => {
+                let f = name.clone();
+                let mut loops = Vec::new();
+                self.visit(body, &f, &mut loops);
+                self.walk(body)
+            }
+            Stmt::For { body, .. }
+            | Stmt::LetStmt { body, .. }
+            | Stmt::ProducerConsumer { body, .. }
+            | Stmt::Allocate { body, .. } => self.walk(body),
+            Stmt::Block(v) => v.iter_mut().for_each(|c| self.walk(c)),
+            Stmt::IfThenElse { then_case, else_case, .. } => {
+                self.walk(then_case);
+                if let Some(e) = else_case {
+                    self.walk(e)
+                }
+            }
+            _ => {}
+        }
     }
 }
 
 /// Runs the sliding-window pass.
 pub fn sliding_window(mut s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
-    walk(&mut s, ctx);
+    Slider { ctx, unslid: HashMap::new() }.walk(&mut s);
     Ok(s)
 }

@@ -6,8 +6,9 @@ use super::thread_pool;
 use crate::error::{Error, Result};
 use crate::ir::semantics::Scalar;
 use crate::ir::{Expr, Type, TypeCode};
-use crate::runtime::BufferDim;
+use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::marker::PhantomData;
 use std::sync::Mutex;
 
 /// One dimension of a buffer (`struct halogen_dim`).
@@ -222,4 +223,166 @@ pub unsafe fn call(entry: EntryPoint, buffers: &mut [HalogenBuffer], params: &[H
         return Ok(());
     }
     Err(Error::Runtime(ctx.take_error().unwrap_or_else(|| format!("generated code failed with code {rc}"))))
+}
+
+/// A buffer passed to an entry point, with the element type and dimension count the
+/// entry point was compiled for; [`call_checked`] compares the two before the call.
+///
+/// ```
+/// use halogen::runtime::ffi::BufferBinding;
+/// use halogen::{Buffer, Type};
+/// let b = Buffer::<u16>::new(&[4, 3]);
+/// let binding = BufferBinding::input("input", Type::u16(), 2, b.raw());
+/// assert_eq!(binding.name(), "input");
+/// ```
+#[derive(Debug)]
+pub struct BufferBinding<'a> {
+    name: &'a str,
+    elem: Type,
+    dims: usize,
+    ty: Type,
+    shape: Vec<BufferDim>,
+    host: *mut u8,
+    len: usize,
+    // The descriptor points into the borrowed storage for as long as the binding lives.
+    _storage: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> BufferBinding<'a> {
+    /// An input the entry point reads as `dims` dimensions of `elem` (generated code never
+    /// stores to an input).
+    pub fn input(name: &'a str, elem: Type, dims: usize, buffer: RawBuffer<'a>) -> BufferBinding<'a> {
+        let len = buffer.len();
+        BufferBinding {
+            name,
+            elem,
+            dims,
+            ty: buffer.ty,
+            shape: buffer.dims,
+            host: buffer.bytes.as_ptr() as *mut u8,
+            len,
+            _storage: PhantomData,
+        }
+    }
+
+    /// An output the entry point writes as `dims` dimensions of `elem`, over the region its
+    /// shape covers.
+    ///
+    /// ```
+    /// use halogen::runtime::ffi::BufferBinding;
+    /// use halogen::{Buffer, Type};
+    /// let mut b = Buffer::<f32>::new(&[8]);
+    /// let binding = BufferBinding::output("out", Type::f32(), 1, b.raw_mut());
+    /// assert_eq!(binding.name(), "out");
+    /// ```
+    pub fn output(name: &'a str, elem: Type, dims: usize, buffer: RawBufferMut<'a>) -> BufferBinding<'a> {
+        let len = buffer.len();
+        BufferBinding {
+            name,
+            elem,
+            dims,
+            ty: buffer.ty,
+            shape: buffer.dims,
+            host: buffer.bytes.as_mut_ptr(),
+            len,
+            _storage: PhantomData,
+        }
+    }
+
+    /// The buffer's name, as error messages give it.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+}
+
+/// Checks that every coordinate of `dims` lands inside `len` elements, so that code whose
+/// bounds checks passed cannot touch memory outside the buffer.
+fn check_covers(name: &str, dims: &[BufferDim], len: usize) -> Result<()> {
+    if dims.iter().any(|d| d.extent <= 0) {
+        return Ok(());
+    }
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for d in dims {
+        let span = (d.extent as i64 - 1) * d.stride as i64;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    if lo < 0 || hi >= len as i64 {
+        return Err(Error::Buffer(format!(
+            "buffer '{name}': its dimensions reach elements [{lo}, {hi}] but it holds {len} elements"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks each binding (element type and dimension count as compiled, a shape inside its
+/// memory) and calls `entry` with them, in order, and `params`; a nonzero return becomes
+/// `Error::Runtime` with the message the generated code reported (see [`call`]). Both the
+/// JIT and the wrappers `halogen::build` writes call generated code through here.
+///
+/// # Safety
+/// `entry` must be a generated entry point that takes exactly these buffers, in this order,
+/// with the element types and dimension counts the bindings name, and `params` in its
+/// order with its types.
+pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], params: &[HalogenScalar]) -> Result<()> {
+    let mut dims: Vec<Vec<HalogenDim>> = Vec::with_capacity(buffers.len());
+    for b in buffers {
+        if b.ty.element() != b.elem || b.shape.len() != b.dims {
+            return Err(Error::Buffer(format!(
+                "buffer '{}' holds {} in {} dimensions but the pipeline needs {} in {}",
+                b.name,
+                b.ty,
+                b.shape.len(),
+                b.elem,
+                b.dims
+            )));
+        }
+        check_covers(b.name, &b.shape, b.len)?;
+        dims.push(b.shape.iter().map(HalogenDim::from).collect());
+    }
+    let mut descriptors: Vec<HalogenBuffer> =
+        buffers.iter().zip(&dims).map(|(b, d)| HalogenBuffer::new(b.host, b.elem, d)).collect();
+    // SAFETY: each descriptor has the type and dimension count the code was compiled for
+    // (the caller's promise, checked above against the buffer), and covers memory of `len`
+    // elements that stays borrowed for the call (check_covers); outputs are borrowed
+    // mutably, so nothing aliases them.
+    unsafe { call(entry, &mut descriptors, params) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covering_checks() {
+        let d = |min, extent, stride| BufferDim { min, extent, stride };
+        assert!(check_covers("b", &[d(0, 4, 1), d(0, 3, 4)], 12).is_ok());
+        assert!(check_covers("b", &[d(0, 4, 1), d(0, 3, 4)], 11).is_err());
+        assert!(check_covers("b", &[d(0, 0, 1)], 0).is_ok());
+        assert!(check_covers("b", &[d(0, 2, -1)], 2).is_err());
+    }
+
+    #[test]
+    fn bindings_are_checked_before_the_call() {
+        unsafe extern "C" fn never(
+            _: *const HalogenRuntime,
+            _: *mut c_void,
+            _: *const *mut HalogenBuffer,
+            _: *const HalogenScalar,
+        ) -> c_int {
+            unreachable!("a mismatched binding must not reach the entry point")
+        }
+        let b = crate::runtime::Buffer::<u16>::new(&[4, 3]);
+        let wrong_dims = [BufferBinding::input("img", Type::u16(), 3, b.raw())];
+        // SAFETY: the check fails before `never` could be called.
+        let e = unsafe { call_checked(never, &wrong_dims, &[]) }.unwrap_err();
+        assert!(e.to_string().contains("buffer 'img' holds uint16 in 2 dimensions"), "{e}");
+        let wrong_type = [BufferBinding::input("img", Type::f32(), 2, b.raw())];
+        // SAFETY: as above.
+        let e = unsafe { call_checked(never, &wrong_type, &[]) }.unwrap_err();
+        assert!(e.to_string().contains("needs float32 in 2"), "{e}");
+    }
 }
