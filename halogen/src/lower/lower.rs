@@ -4,6 +4,7 @@ use super::bounds_inference::bounds_inference;
 use super::environment::{build_environment, Environment};
 use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
+use super::specialize_tails::specialize_tails;
 use super::storage_flattening::storage_flattening;
 use super::storage_folding::{storage_folding, Fold};
 use super::unroll::unroll;
@@ -58,6 +59,8 @@ pub fn lower(outputs: &[FuncRef]) -> Result<Lowered> {
     after("storage folding", &s, &ctx, true)?;
     let s = storage_flattening(s, &mut ctx)?;
     after("storage flattening", &s, &ctx, true)?;
+    let s = specialize_tails(s, &ctx)?;
+    after("specialize vector tails", &s, &ctx, true)?;
     let s = simplify_stmt(&s);
     after("simplify", &s, &ctx, true)?;
     let s = unroll(s)?;

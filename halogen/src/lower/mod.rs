@@ -8,6 +8,7 @@ pub mod environment;
 pub mod lower;
 pub mod schedule_functions;
 pub mod sliding_window;
+pub mod specialize_tails;
 pub mod storage_flattening;
 pub mod storage_folding;
 pub mod unroll;
@@ -33,11 +34,20 @@ pub struct LowerCtx {
     pub slides: HashMap<Name, sliding_window::Slide>,
     /// Folded storage.
     pub folds: HashMap<Name, storage_folding::Fold>,
+    /// ShiftInwards splits of vector loops, for specialization.
+    pub vector_tails: Vec<specialize_tails::VectorTail>,
 }
 
 impl LowerCtx {
     /// A context for this environment.
     pub fn new(env: environment::Environment) -> LowerCtx {
-        LowerCtx { env, loops: HashMap::new(), realized: HashMap::new(), slides: HashMap::new(), folds: HashMap::new() }
+        LowerCtx {
+            env,
+            loops: HashMap::new(),
+            realized: HashMap::new(),
+            slides: HashMap::new(),
+            folds: HashMap::new(),
+            vector_tails: Vec::new(),
+        }
     }
 }

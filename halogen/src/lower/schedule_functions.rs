@@ -113,6 +113,8 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
     let mut internal: HashMap<Name, Name> = ranges.keys().map(|n| (n.clone(), n.clone())).collect();
     let mut lets: Vec<(Name, Expr)> = Vec::new();
     let mut guards: Vec<Expr> = Vec::new();
+    // ShiftInwards splits: (inner, condition, variable, unclamped value).
+    let mut shifted_splits: Vec<(Name, Expr, Name, Expr)> = Vec::new();
     for split in &sched.splits {
         match split {
             Split::Split { old, outer, inner, factor, tail } => {
@@ -155,10 +157,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
                         // smaller than the factor starts at its start and guards the rest.
                         let shifted = Expr::max(Expr::min(step, Expr::sub(r.extent.clone(), f_e.clone())), c(0));
                         let base = Expr::add(Expr::add(r.min.clone(), shifted), inner_v);
-                        guards.push(Expr::or(
-                            Expr::le(f_e.clone(), r.extent.clone()),
-                            Expr::le(base.clone(), last.clone()),
-                        ));
+                        let fits = Expr::le(f_e.clone(), r.extent.clone());
+                        guards.push(Expr::or(fits.clone(), Expr::le(base.clone(), last.clone())));
+                        shifted_splits.push((inner_i.clone(), fits, format!("{prefix}{old_i}").into(), base.clone()));
                         base
                     }
                     TailStrategy::GuardWithIf => {
@@ -205,6 +206,22 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
     }
 
     check_update_loops(f, k, &internal, &origin, &is_rvar)?;
+
+    // A vector loop inside a ShiftInwards split gets a version without that split's clamp
+    // and guard, chosen at the loop just outside the vector loop.
+    let vector_at = sched.dims.iter().position(|d| d.kind == ForKind::Vectorized);
+    if let Some((vector, enclosing)) = vector_at.and_then(|i| Some((&sched.dims[i], sched.dims.get(i + 1)?))) {
+        let (Some(vector), Some(enclosing)) = (internal.get(&vector.var), internal.get(&enclosing.var)) else {
+            return Err(Error::internal("schedule_functions", format!("{what}: a loop has no range")));
+        };
+        let outer_loop: Name = format!("{prefix}{enclosing}").into();
+        for (inner_i, condition, var, unclamped) in shifted_splits {
+            if *vector == inner_i || vector.starts_with(&format!("{inner_i}.")) {
+                let outer_loop = outer_loop.clone();
+                ctx.vector_tails.push(super::specialize_tails::VectorTail { outer_loop, condition, var, unclamped });
+            }
+        }
+    }
 
     // The innermost statement.
     let args: Vec<Expr> = stage.args.iter().map(|a| substitute_map(&rename, a)).collect();

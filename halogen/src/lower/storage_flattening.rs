@@ -7,7 +7,9 @@ use super::environment::buffer_names;
 use super::storage_folding::Fold;
 use super::LowerCtx;
 use crate::error::{Error, Result};
-use crate::ir::{mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, Mutator, Name, Stmt, Type};
+use crate::ir::{
+    mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, MsgPart, Mutator, Name, Stmt, Type,
+};
 use std::collections::HashMap;
 
 fn sym(name: &str, what: &str, d: usize) -> Expr {
@@ -34,6 +36,10 @@ impl Flatten<'_> {
         for (d, a) in args.iter().enumerate() {
             let (min, stride) = if internal {
                 (sym(name, "min", d), sym(name, "stride", d))
+            } else if d == 0 {
+                // Inputs and outputs are dense in dimension 0 (checked on entry), so
+                // vector accesses along it are dense loads and stores.
+                (shape_param(name, "min", d), Expr::i32(1))
             } else {
                 let _ = is_image;
                 (shape_param(name, "min", d), shape_param(name, "stride", d))
@@ -167,5 +173,27 @@ pub fn storage_flattening(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
         }
     }
     let mut fl = Flatten { ctx, internal: HashMap::new(), counter: 0 };
-    Ok(fl.mutate_stmt(&s))
+    let body = fl.mutate_stmt(&s);
+    // Halide's default constraint: every input and output has stride 1 in dimension 0.
+    let images = ctx.env.images.iter().filter(|(_, u)| u.dims > 0).map(|(n, _)| n);
+    let outputs = ctx.env.outputs.iter().filter(|o| !ctx.env.funcs[*o].args.is_empty());
+    let mut external: Vec<&Name> = images.chain(outputs).collect();
+    external.sort();
+    let mut all: Vec<Stmt> = external
+        .into_iter()
+        .map(|name| {
+            let stride = shape_param(name, "stride", 0);
+            Stmt::Assert {
+                condition: Expr::eq_(stride.clone(), Expr::i32(1)),
+                message: vec![
+                    MsgPart::Text(format!(
+                        "Buffer '{name}' must be dense in dimension 0 (stride 1), but its stride is "
+                    )),
+                    MsgPart::Value(stride),
+                ],
+            }
+        })
+        .collect();
+    all.push(body);
+    Ok(Stmt::block(all))
 }

@@ -30,14 +30,16 @@ fn internal(message: impl Into<String>) -> Error {
     Error::internal(PASS, message)
 }
 
-/// A variable in scope: its C identifier and type, and for a dense vector (a ramp of
-/// stride 1) the C expression of its first lane (`v[0]`).
+/// A variable in scope: its C identifier and type; for a dense vector (a ramp with stride
+/// one) the C expression of its first lane (`v[0]`); for a broadcast the scalar's C
+/// variable (so `ramp + broadcast` stays dense after CSE names the broadcast).
 #[derive(Clone, Debug)]
 struct Var {
     name: Name,
     cname: String,
     ty: Type,
     dense_base: Option<String>,
+    uniform: Option<String>,
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -156,8 +158,32 @@ impl Printer {
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
         let dense_base = dense.then(|| format!("{cname}[0]"));
-        self.f.vars.push(Var { name: name.clone(), cname: cname.clone(), ty, dense_base });
+        self.f.vars.push(Var { name: name.clone(), cname: cname.clone(), ty, dense_base, uniform: None });
         cname
+    }
+
+    /// Binds `name` to `value`, a vector expression or a broadcast.
+    fn bind_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
+        if let ExprKind::Broadcast { value: scalar, .. } = value.kind() {
+            if scalar.ty().is_scalar() && value.ty().element() == Type::i32() {
+                // Keep the scalar too: dense-access detection looks through the name.
+                let s = self.expr(scalar)?;
+                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s, false);
+                self.f.vars.pop();
+                let bc = self.helpers.broadcast(value.ty());
+                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"), false);
+                // Dense accesses may use only the scalar.
+                self.line(format!("(void){cname};"));
+                if let Some(v) = self.f.vars.last_mut() {
+                    v.uniform = Some(scalar_name);
+                }
+                return Ok(());
+            }
+        }
+        let dense = self.is_dense(value);
+        let v = self.expr(value)?;
+        self.declare(name, value.ty(), v, dense);
+        Ok(())
     }
 
     // ------------------------------------------------------------------------------
@@ -234,9 +260,7 @@ impl Printer {
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         match s {
             Stmt::LetStmt { name, value, body } => {
-                let dense = self.is_dense(value);
-                let v = self.expr(value)?;
-                self.declare(name, value.ty(), v, dense);
+                self.bind_let(name, value)?;
                 let r = self.stmt(body);
                 self.f.vars.pop();
                 r
@@ -348,7 +372,7 @@ impl Printer {
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
         self.f.indent += 1;
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None });
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None, uniform: None });
         let r = self.stmt(body);
         self.f.vars.pop();
         self.f.indent -= 1;
@@ -397,7 +421,7 @@ impl Printer {
         self.line("(void)rt;");
         let v = self.f.namer.fresh(name);
         self.line(format!("const int32_t {v} = index;"));
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty: Type::i32(), dense_base: None });
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty: Type::i32(), dense_base: None, uniform: None });
         let r = self.stmt(body);
         self.line("return 0;");
         let text = std::mem::replace(&mut self.f, outer).out;
@@ -528,7 +552,11 @@ impl Printer {
         if e.ty().element() != Type::i32() || e.ty().is_scalar() {
             return false;
         }
-        let broadcast = |x: &Expr| matches!(x.kind(), ExprKind::Broadcast { value, .. } if value.ty().is_scalar());
+        let broadcast = |x: &Expr| match x.kind() {
+            ExprKind::Broadcast { value, .. } => value.ty().is_scalar(),
+            ExprKind::Var { name, .. } => self.lookup_var(name).is_ok_and(|v| v.uniform.is_some()),
+            _ => false,
+        };
         match e.kind() {
             ExprKind::Ramp { stride, .. } => stride.as_int() == Some(1),
             ExprKind::Var { name, .. } => self.lookup_var(name).is_ok_and(|v| v.dense_base.is_some()),
@@ -540,6 +568,55 @@ impl Printer {
         }
     }
 
+    /// The C expression of the scalar that `x` broadcasts, if it is a broadcast or a
+    /// variable bound to one.
+    fn uniform_c(&mut self, x: &Expr) -> Result<Option<String>> {
+        match x.kind() {
+            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.expr(value)?)),
+            ExprKind::Var { name, .. } => Ok(self.lookup_var(name).ok().and_then(|v| v.uniform.clone())),
+            _ => Ok(None),
+        }
+    }
+
+    /// For an index that is a dense vector clamped by scalars, plus or minus scalars
+    /// (`clamp(ramp(b, 1), lo, hi) + c`, what boundary conditions make): the scalar
+    /// conditions under which no lane is clamped, and the first lane's C expression then.
+    fn clamped_dense(&mut self, e: &Expr, lanes: u16) -> Result<Option<(Vec<String>, String)>> {
+        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
+            return Ok(None);
+        }
+        if let Some(base) = self.dense_base(e)? {
+            return Ok(Some((Vec::new(), base)));
+        }
+        Ok(match e.kind() {
+            ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                let Some(bound) = self.uniform_c(b)? else { return Ok(None) };
+                match self.clamped_dense(a, lanes)? {
+                    Some((mut conds, base)) => {
+                        conds.push(if *op == BinOp::Min {
+                            format!("(int64_t)({base}) + {} <= (int64_t)({bound})", lanes - 1)
+                        } else {
+                            format!("({base}) >= ({bound})")
+                        });
+                        Some((conds, base))
+                    }
+                    None => None,
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let sym = if *op == BinOp::Add { "+" } else { "-" };
+                if let Some(u) = self.uniform_c(b)? {
+                    self.clamped_dense(a, lanes)?.map(|(c, base)| (c, format!("({base} {sym} {u})")))
+                } else if let (BinOp::Add, Some(u)) = (op, self.uniform_c(a)?) {
+                    self.clamped_dense(b, lanes)?.map(|(c, base)| (c, format!("({u} + {base})")))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        })
+    }
+
     /// If `e` is dense (see [`Printer::is_dense`]), the C expression of its first lane.
     fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
         if !self.is_dense(e) {
@@ -549,21 +626,11 @@ impl Printer {
             ExprKind::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(self.expr(base)?),
             ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.dense_base.clone()),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let scalar_of = |x: &Expr| match x.kind() {
-                    ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Some(value.clone()),
-                    _ => None,
-                };
                 let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(s) = scalar_of(b) {
-                    match self.dense_base(a)? {
-                        Some(base) => Some(format!("({base} {sym} {})", self.expr(&s)?)),
-                        None => None,
-                    }
-                } else if let (BinOp::Add, Some(s)) = (op, scalar_of(a)) {
-                    match self.dense_base(b)? {
-                        Some(base) => Some(format!("({} + {base})", self.expr(&s)?)),
-                        None => None,
-                    }
+                if let Some(s) = self.uniform_c(b)? {
+                    self.dense_base(a)?.map(|base| format!("({base} {sym} {s})"))
+                } else if let (BinOp::Add, Some(s)) = (op, self.uniform_c(a)?) {
+                    self.dense_base(b)?.map(|base| format!("({s} + {base})"))
                 } else {
                     None
                 }
@@ -641,9 +708,7 @@ impl Printer {
                 }
             }
             ExprKind::Let { name, value, body } => {
-                let dense = self.is_dense(value);
-                let v = self.expr(value)?;
-                self.declare(name, value.ty(), v, dense);
+                self.bind_let(name, value)?;
                 let r = self.expr(body);
                 self.f.vars.pop();
                 r
@@ -681,6 +746,13 @@ impl Printer {
                 if let Some(base) = self.dense_base(index)? {
                     let ld = self.helpers.load_dense(vt);
                     Ok(format!("{ld}({} + {base})", b.cname))
+                } else if let Some((conds, base)) = self.clamped_dense(index, lanes)? {
+                    // A clamped ramp (a boundary condition) is dense away from the edges:
+                    // test that with scalars and load densely there.
+                    let ldd = self.helpers.load_dense(vt);
+                    let i = self.operand(index, lanes)?;
+                    let ld = self.helpers.load(vt);
+                    Ok(format!("(({}) ? {ldd}({} + {base}) : {ld}({}, {i}))", conds.join(" && "), b.cname, b.cname))
                 } else {
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
