@@ -32,17 +32,25 @@
 pub mod bilateral_grid;
 pub mod blur;
 pub mod camera_pipe;
+pub mod canny;
+pub mod conv_layer;
 pub mod dynbuf;
+pub mod exposure_fusion;
 pub mod harris;
 pub mod hist_eq;
+pub mod interpolate;
 pub mod local_laplacian;
 pub mod max_filter;
+pub mod nl_means;
 pub mod npy;
+pub mod pyramid;
+pub mod pyramid_blend;
 pub mod resize;
 pub mod sobel;
 pub mod synth;
 pub mod transpose;
 pub mod unsharp;
+pub mod wavelet;
 
 mod common;
 
@@ -216,7 +224,10 @@ pub struct InputSpec {
     pub name: String,
     /// The element type.
     pub ty: Type,
-    /// 1 for a 2-D gray image `(x, y)`, 3 for a planar colour image `(x, y, c)`.
+    /// The extent of the channel dimension: 1 for a 2-D gray image `(x, y)`, 3 (RGB) or 4
+    /// (RGBA) for a planar colour image `(x, y, c)`; 0 for an input that is not a picture
+    /// (a tensor, a filter, `values` gives its layout), which only the app's own
+    /// [`App::inputs_from_rgb`] knows how to make.
     pub channels: i32,
     /// Description of the values expected (range, meaning).
     pub values: &'static str,
@@ -345,6 +356,13 @@ const REGISTRY: &[Entry] = &[
     Entry { name: "transpose", make: |c| boxed(transpose::Transpose::with_config(c)) },
     Entry { name: "resize", make: |c| boxed(resize::Resize::with_config(c)) },
     Entry { name: "camera_pipe", make: |c| boxed(camera_pipe::CameraPipe::with_config(c)) },
+    Entry { name: "canny", make: |c| boxed(canny::Canny::with_config(c)) },
+    Entry { name: "interpolate", make: |c| boxed(interpolate::Interpolate::with_config(c)) },
+    Entry { name: "nl_means", make: |c| boxed(nl_means::NlMeans::with_config(c)) },
+    Entry { name: "conv_layer", make: |c| boxed(conv_layer::ConvLayer::with_config(c)) },
+    Entry { name: "wavelet", make: |c| boxed(wavelet::Wavelet::with_config(c)) },
+    Entry { name: "pyramid_blend", make: |c| boxed(pyramid_blend::PyramidBlend::with_config(c)) },
+    Entry { name: "exposure_fusion", make: |c| boxed(exposure_fusion::ExposureFusion::with_config(c)) },
 ];
 
 /// The names of every app, in the order the tools list them.

@@ -114,3 +114,91 @@ fn resize_down() {
 fn camera_pipe() {
     check_app("camera_pipe", 40, 30);
 }
+
+#[test]
+fn wavelet() {
+    check_app("wavelet", 40, 24);
+}
+
+// Three pyramid levels: the default five lower in about a second, but the C compiler
+// takes ~10 s per schedule on them (the test below runs five on the interpreter). Odd
+// sizes give levels of odd size, where the clamps and the expansion's last column matter.
+#[test]
+fn pyramid_blend_three_levels() {
+    let c = Config::parse(&["levels=3"]).unwrap();
+    check_app_with("pyramid_blend", &c, 37, 23);
+}
+
+#[test]
+fn exposure_fusion_three_levels() {
+    let c = Config::parse(&["levels=3"]).unwrap();
+    check_app_with("exposure_fusion", &c, 40, 30);
+}
+
+#[test]
+fn pyramid_apps_default_levels_interp() {
+    for (name, params) in [("pyramid_blend", &[][..]), ("exposure_fusion", &["exposures=2"][..])] {
+        let c = Config::parse(params).unwrap();
+        for schedule in ["root", "hand"] {
+            let app = build(name, schedule, &c).unwrap();
+            let inputs = app.make_inputs(45, 31, 5);
+            let got = app.run(&Target::interp(), &inputs).unwrap();
+            if let Err(m) = got.compare(&app.reference(&inputs).unwrap(), app.tolerance()) {
+                panic!("{name}/{schedule}: {m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn canny() {
+    check_app("canny", 48, 40);
+}
+
+// Four and five levels under every schedule: `hand_halide` (Halide's schedule verbatim)
+// takes minutes to lower at the default ten levels today (bounds inference grows with the
+// depth of the pyramid computed per output row); the other schedules run at ten below.
+#[test]
+fn interpolate_four_levels() {
+    let c = Config::parse(&["levels=4"]).unwrap();
+    check_app_with("interpolate", &c, 45, 33);
+}
+
+#[test]
+fn interpolate_five_levels_clamped() {
+    // Level 4 reads level 3 through a clamp: it needs five levels to exist.
+    let c = Config::parse(&["levels=5"]).unwrap();
+    check_app_with("interpolate", &c, 37, 26);
+}
+
+#[test]
+fn interpolate_ten_levels() {
+    for schedule in ["root", "hand"] {
+        for target in [Target::interp(), Target::host()] {
+            let app = build("interpolate", schedule, &Config::default()).unwrap();
+            let inputs = app.make_inputs(45, 33, 6);
+            let got = app.run(&target, &inputs).unwrap();
+            if let Err(m) = got.compare(&app.reference(&inputs).unwrap(), app.tolerance()) {
+                panic!("interpolate/{schedule} on {target:?}: {m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn nl_means() {
+    // Small: the naive schedule recomputes every patch distance for every channel.
+    check_app("nl_means", 20, 14);
+}
+
+#[test]
+fn conv_layer() {
+    check_app("conv_layer", 10, 6);
+}
+
+#[test]
+fn conv_layer_partial_blocks() {
+    // Channel counts that do not fill the 32-channel blocks, a width not a multiple of 3.
+    let c = Config::parse(&["channels_in=5", "channels_out=12", "batch=2"]).unwrap();
+    check_app_with("conv_layer", &c, 8, 5);
+}

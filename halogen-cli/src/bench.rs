@@ -1,20 +1,98 @@
 //! `halogen bench`: time apps under their schedules.
+//!
+//! The timing follows `shared/anchors/halide_bench.py`'s `bench()` so that the numbers
+//! compare with real Halide's: the output buffer is allocated once; one untimed warm-up
+//! call (timed on its own as `first_ms`); then the timed calls, whose minimum and median
+//! are reported. With `--max-runs` above `--runs` the count adapts as there: fast
+//! variants get a second warm-up and up to `--max-runs` calls (about one second of
+//! timing), and with `--slow-ms` a variant whose warm-up is slower gets `--slow-runs`.
+//!
+//! The JIT is timed too: `jit_first_ms` is the first compile in this process (lowering
+//! plus the C compiler, unless the library is already in the cache: `--fresh-cache`
+//! starts from an empty one), `jit_cached_ms` (with `--cached-jit`) a second compile of
+//! the same pipeline, which finds the library in the cache.
 
-use crate::{timed_compile, CliError, Size, TargetArg};
+use crate::schedule::{self, BuiltApp};
+use crate::{imageio, CliError, Size, TargetArg};
 use halogen_apps::{App, Config, DynBuffer};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// How many timed calls to make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Protocol {
+    /// Timed calls, at least.
+    pub runs: usize,
+    /// Timed calls at most when adapting to the speed of the variant (`runs` or less: no
+    /// adapting, exactly `runs` calls after one warm-up).
+    pub max_runs: usize,
+    /// A variant whose warm-up takes longer than this many milliseconds gets
+    /// `slow_runs` calls instead.
+    pub slow_ms: Option<f64>,
+    /// Timed calls of a slow variant.
+    pub slow_runs: usize,
+}
+
+impl Protocol {
+    /// Exactly `runs` timed calls after one warm-up.
+    pub fn fixed(runs: usize) -> Protocol {
+        Protocol { runs, max_runs: runs, slow_ms: None, slow_runs: runs }
+    }
+
+    /// After a warm-up call of `first_s` seconds: how many timed calls, and whether to
+    /// warm up once more first (`halide_bench.py`'s rule for fast variants).
+    ///
+    /// ```ignore
+    /// let p = Protocol { runs: 10, max_runs: 50, slow_ms: Some(2500.0), slow_runs: 3 };
+    /// assert_eq!(p.plan(0.001), (50, true));
+    /// assert_eq!(p.plan(0.05), (20, true));
+    /// assert_eq!(p.plan(0.5), (10, false));
+    /// assert_eq!(p.plan(3.0), (3, false));
+    /// ```
+    pub fn plan(&self, first_s: f64) -> (usize, bool) {
+        if self.slow_ms.is_some_and(|ms| first_s * 1e3 > ms) {
+            return (self.slow_runs.max(1), false);
+        }
+        if self.max_runs > self.runs {
+            let fit = ((1.0 / first_s.max(1e-4)) as usize).min(self.max_runs);
+            return (self.runs.max(fit).max(1), first_s < 0.2);
+        }
+        (self.runs.max(1), false)
+    }
+}
 
 /// What `halogen bench` was asked to do.
 pub struct BenchOptions {
+    /// Apps to time (all if empty).
     pub apps: Vec<String>,
-    pub size: Size,
-    pub schedule: Option<String>,
-    pub runs: usize,
+    /// Output size; `None`: each app's default size (see [`schedule::default_size`]).
+    pub size: Option<Size>,
+    /// Factor on the default sizes (as `halide_bench.py --scale`).
+    pub scale: f64,
+    /// Schedules to time; `None`: each app's own and `auto`.
+    pub schedules: Option<Vec<String>>,
+    /// How many timed calls.
+    pub protocol: Protocol,
+    /// Where to run.
     pub target: TargetArg,
+    /// Print JSON instead of a table.
     pub json: bool,
+    /// Check every result against the app's reference.
     pub check: bool,
+    /// App parameters, `name=value`.
     pub params: Vec<String>,
+    /// Threads for parallel loops and for the auto-scheduler's plan (`None`: all cores).
+    pub threads: Option<usize>,
+    /// Compile into an empty, temporary library cache, so `jit_first_ms` is a cold compile.
+    pub fresh_cache: bool,
+    /// Compile each pipeline a second time and report that time as `jit_cached_ms`.
+    pub cached_jit: bool,
+    /// Input files (`.npy` arrays or pictures), in the app's input order, instead of
+    /// synthetic inputs.
+    pub inputs: Vec<PathBuf>,
+    /// Folder to write each output into, as `<app>_<schedule>.npy`.
+    pub save_outputs: Option<PathBuf>,
 }
 
 /// The parameters of `params` that `app` declares (a parameter is given to the apps that
@@ -40,15 +118,30 @@ fn config_for(app: &str, params: &[String], all_apps: &[String]) -> Result<Confi
 /// The timings of one app under one schedule.
 #[derive(Clone, Debug)]
 pub struct Timing {
+    /// The app.
     pub app: String,
+    /// The schedule.
     pub schedule: String,
+    /// Output width.
     pub width: i32,
+    /// Output height.
     pub height: i32,
+    /// The first compile (JIT) of the pipeline, milliseconds.
     pub compile_ms: f64,
+    /// A second compile of the same pipeline, with its library cached, if measured.
+    pub compile_cached_ms: Option<f64>,
+    /// Time the auto-scheduler took, for the `auto` schedule.
+    pub autoschedule_ms: Option<f64>,
+    /// The warm-up call.
     pub first_ms: f64,
+    /// Fastest timed call.
     pub min_ms: f64,
+    /// Median timed call.
     pub median_ms: f64,
+    /// Timed calls.
     pub runs: usize,
+    /// Threads parallel loops ran on.
+    pub threads: usize,
     /// `None` unless checked; then "exact", "max rel 1e-7" or the mismatch.
     pub check: Option<String>,
 }
@@ -58,6 +151,17 @@ impl Timing {
     pub fn mpix_per_s(&self) -> f64 {
         (self.width as f64 * self.height as f64 / 1e6) / (self.min_ms / 1e3).max(1e-12)
     }
+}
+
+/// One benchmarked (app, schedule): its timings, or why it could not be timed.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The app.
+    pub app: String,
+    /// The schedule.
+    pub schedule: String,
+    /// The timings or the error.
+    pub result: Result<Timing, String>,
 }
 
 /// Median of a non-empty list.
@@ -71,33 +175,52 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// Compiles `app`, runs it once to warm up, then `runs` timed times; `tick` is called after
-/// each run. The output buffer is allocated once, outside the timed region.
+/// How [`time_app`] runs an app.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Where to run.
+    pub target: TargetArg,
+    /// How many timed calls.
+    pub protocol: Protocol,
+    /// Compare the result with the app's reference.
+    pub check: bool,
+    /// Compile a second time to time a compile that finds its library cached.
+    pub cached_jit: bool,
+}
+
+/// Compiles `built`'s app, runs it once to warm up, then times it as `o.protocol` says.
+/// The output buffer is allocated once, outside the timed region.
 pub fn time_app(
-    app: &dyn App,
+    built: &BuiltApp,
     schedule: &str,
     inputs: &[DynBuffer],
-    target: TargetArg,
-    runs: usize,
-    check: bool,
-    tick: &mut dyn FnMut(),
+    o: &RunOptions,
 ) -> Result<(Timing, DynBuffer), CliError> {
-    let (compiled, compile_s) = timed_compile(app, &target.target())?;
+    let app = built.app.as_ref();
+    let (compiled, compile_s) = crate::timed_compile(app, &o.target.target())?;
+    let compile_cached_ms = if o.cached_jit {
+        let (_, again) = crate::timed_compile(app, &o.target.target())?;
+        Some(again * 1e3)
+    } else {
+        None
+    };
     let mut out = DynBuffer::zeros(app.output_type(), &app.output_extents(inputs)?)?;
     let t = Instant::now();
     app.realize_into(&compiled, inputs, &mut out)?;
     let first = t.elapsed().as_secs_f64();
-    tick();
+    let (runs, warm_again) = o.protocol.plan(first);
+    if warm_again {
+        app.realize_into(&compiled, inputs, &mut out)?;
+    }
     let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
+    for _ in 0..runs {
         let t = Instant::now();
         app.realize_into(&compiled, inputs, &mut out)?;
         times.push(t.elapsed().as_secs_f64());
-        tick();
     }
     let min = times.iter().copied().fold(f64::INFINITY, f64::min);
     let med = median(&mut times);
-    let check = if check {
+    let check = if o.check {
         let expected = app.reference(inputs)?;
         Some(match out.compare(&expected, app.tolerance()) {
             Ok(a) if a.max_abs == 0.0 => "exact".to_string(),
@@ -113,12 +236,15 @@ pub fn time_app(
             app: app.name().to_string(),
             schedule: schedule.to_string(),
             width: e[0],
-            height: e[1],
+            height: e.get(1).copied().unwrap_or(1),
             compile_ms: compile_s * 1e3,
+            compile_cached_ms,
+            autoschedule_ms: built.autoschedule_s.map(|s| s * 1e3),
             first_ms: first * 1e3,
             min_ms: min * 1e3,
             median_ms: med * 1e3,
             runs: times.len(),
+            threads: if o.target == TargetArg::Interp { 1 } else { halogen::runtime::thread_pool::num_threads() },
             check,
         },
         out,
@@ -152,119 +278,259 @@ fn json_number(v: f64) -> String {
     }
 }
 
-/// The timings as a JSON array.
-pub fn to_json(results: &[Timing], target: TargetArg) -> String {
-    let rows: Vec<String> = results
+fn json_opt(v: Option<f64>) -> String {
+    v.map(json_number).unwrap_or_else(|| "null".into())
+}
+
+/// The rows as a JSON array of objects. A timed row has `app`, `schedule`, `target`,
+/// `width`, `height` (of the output), `compile_ms` and its alias `jit_first_ms`,
+/// `jit_cached_ms`, `autoschedule_ms` (null where not measured), `first_ms`, `min_ms`,
+/// `median_ms`, `runs`, `threads`, `mpix_per_s` and `check`; a failed row has `app`,
+/// `schedule`, `target` and `error`.
+pub fn to_json(rows: &[Row], target: TargetArg) -> String {
+    let target = json_string(&format!("{target:?}").to_lowercase());
+    let items: Vec<String> = rows
         .iter()
-        .map(|t| {
-            format!(
-                "  {{\"app\": {}, \"schedule\": {}, \"target\": {}, \"width\": {}, \"height\": {}, \"compile_ms\": {}, \"first_ms\": {}, \"min_ms\": {}, \"median_ms\": {}, \"runs\": {}, \"mpix_per_s\": {}, \"check\": {}}}",
+        .map(|r| match &r.result {
+            Err(e) => format!(
+                "  {{\"app\": {}, \"schedule\": {}, \"target\": {target}, \"error\": {}}}",
+                json_string(&r.app),
+                json_string(&r.schedule),
+                json_string(e)
+            ),
+            Ok(t) => format!(
+                "  {{\"app\": {}, \"schedule\": {}, \"target\": {target}, \"width\": {}, \"height\": {}, \
+                 \"compile_ms\": {c}, \"jit_first_ms\": {c}, \"jit_cached_ms\": {}, \"autoschedule_ms\": {}, \
+                 \"first_ms\": {}, \"min_ms\": {}, \"median_ms\": {}, \"runs\": {}, \"threads\": {}, \
+                 \"mpix_per_s\": {}, \"check\": {}}}",
                 json_string(&t.app),
                 json_string(&t.schedule),
-                json_string(&format!("{target:?}").to_lowercase()),
                 t.width,
                 t.height,
-                json_number(t.compile_ms),
+                json_opt(t.compile_cached_ms),
+                json_opt(t.autoschedule_ms),
                 json_number(t.first_ms),
                 json_number(t.min_ms),
                 json_number(t.median_ms),
                 t.runs,
+                t.threads,
                 json_number(t.mpix_per_s()),
                 t.check.as_deref().map(json_string).unwrap_or_else(|| "null".into()),
-            )
+                c = json_number(t.compile_ms),
+            ),
         })
         .collect();
-    format!("[\n{}\n]", rows.join(",\n"))
+    format!("[\n{}\n]", items.join(",\n"))
 }
 
-/// The timings as an aligned text table.
+/// Timings as an aligned text table.
 pub fn to_table(results: &[Timing]) -> String {
+    let rows: Vec<Row> = results
+        .iter()
+        .map(|t| Row { app: t.app.clone(), schedule: t.schedule.clone(), result: Ok(t.clone()) })
+        .collect();
+    rows_table(&rows)
+}
+
+/// Rows (timed or failed) as an aligned text table.
+pub fn rows_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<16} {:<14} {:>9} {:>11} {:>10} {:>10} {:>9} {:>5}",
+        "{:<16} {:<14} {:>11} {:>11} {:>10} {:>10} {:>9} {:>5}",
         "app", "schedule", "size", "compile ms", "min ms", "median ms", "MP/s", "runs"
     );
-    let checked = results.iter().any(|t| t.check.is_some());
+    let checked = rows.iter().any(|r| r.result.as_ref().is_ok_and(|t| t.check.is_some()));
     if checked {
         s.push_str("  check");
     }
     s.push('\n');
-    for t in results {
-        s.push_str(&format!(
-            "{:<16} {:<14} {:>9} {:>11.1} {:>10.2} {:>10.2} {:>9.2} {:>5}",
-            t.app,
-            t.schedule,
-            format!("{}x{}", t.width, t.height),
-            t.compile_ms,
-            t.min_ms,
-            t.median_ms,
-            t.mpix_per_s(),
-            t.runs
-        ));
-        if let Some(c) = &t.check {
-            s.push_str(&format!("  {c}"));
+    for r in rows {
+        match &r.result {
+            Err(e) => s.push_str(&format!("{:<16} {:<14} FAILED: {e}\n", r.app, r.schedule)),
+            Ok(t) => {
+                s.push_str(&format!(
+                    "{:<16} {:<14} {:>11} {:>11.1} {:>10.2} {:>10.2} {:>9.2} {:>5}",
+                    t.app,
+                    t.schedule,
+                    format!("{}x{}", t.width, t.height),
+                    t.compile_ms,
+                    t.min_ms,
+                    t.median_ms,
+                    t.mpix_per_s(),
+                    t.runs
+                ));
+                if let Some(c) = &t.check {
+                    s.push_str(&format!("  {c}"));
+                }
+                s.push('\n');
+            }
         }
-        s.push('\n');
     }
     s
 }
 
+/// A library cache folder of our own that is removed again when dropped.
+struct TempCache(PathBuf);
+
+impl TempCache {
+    /// Makes the folder and points the JIT at it (`HALOGEN_CACHE_DIR`).
+    fn install() -> Result<TempCache, CliError> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("halogen-bench-cache-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| CliError::new(format!("{}: cannot create the cache folder: {e}", dir.display())))?;
+        // Set before any pipeline is compiled and before any worker thread exists.
+        std::env::set_var("HALOGEN_CACHE_DIR", &dir);
+        Ok(TempCache(dir))
+    }
+}
+
+impl Drop for TempCache {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The inputs of app `name`: loaded from `files` (in the app's input order) if any, else
+/// synthetic ones of the output size `size`.
+fn bench_inputs(app: &dyn App, files: &[PathBuf], size: Size) -> Result<Vec<DynBuffer>, CliError> {
+    if files.is_empty() {
+        return Ok(app.make_inputs(size.width, size.height, 42));
+    }
+    let specs = app.input_specs();
+    if files.len() != specs.len() {
+        return Err(CliError::new(format!(
+            "{} takes {} input(s) ({}), but {} --input file(s) were given",
+            app.name(),
+            specs.len(),
+            specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "),
+            files.len()
+        )));
+    }
+    let loaded: Vec<imageio::Loaded> = files.iter().map(|f| imageio::load(f)).collect::<Result<_, _>>()?;
+    imageio::app_inputs(app, loaded)
+}
+
 /// `halogen bench`.
 pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
-    if o.runs == 0 {
+    if o.protocol.runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
+    }
+    if !(o.scale > 0.0 && o.scale <= 1e3) {
+        return Err(CliError::new(format!("--scale must be a positive number, got {}", o.scale)));
+    }
+    if let Some(t) = o.threads {
+        if t == 0 {
+            return Err(CliError::new("--threads must be at least 1"));
+        }
+        // Read once, when the thread pool starts: set before anything runs.
+        std::env::set_var("HALOGEN_NUM_THREADS", t.to_string());
     }
     let names: Vec<String> = if o.apps.is_empty() {
         halogen_apps::app_names().iter().map(|s| s.to_string()).collect()
     } else {
         o.apps.clone()
     };
+    if !o.inputs.is_empty() && names.len() != 1 {
+        return Err(CliError::new("--input needs exactly one app to benchmark"));
+    }
     // Validate everything before timing anything.
     let mut plan: Vec<(String, String)> = Vec::new();
     for name in &names {
         let app = halogen_apps::create(name, &config_for(name, &o.params, &names)?)?;
-        match &o.schedule {
-            Some(s) if app.schedules().contains(&s.as_str()) => plan.push((name.clone(), s.clone())),
-            Some(s) if !o.apps.is_empty() => {
-                return Err(halogen_apps::build(name, s, &Config::default())
-                    .err()
-                    .map(CliError::from)
-                    .unwrap_or_else(|| CliError::new(format!("app '{name}' has no schedule '{s}'"))))
+        match &o.schedules {
+            None => plan.extend(schedule::default_schedules(app.as_ref()).into_iter().map(|s| (name.clone(), s))),
+            Some(list) => {
+                for s in list {
+                    if schedule::has_schedule(app.as_ref(), s) {
+                        plan.push((name.clone(), s.clone()));
+                    } else if !o.apps.is_empty() {
+                        // Named apps must have every schedule asked for.
+                        return Err(halogen_apps::build(name, s, &Config::default())
+                            .err()
+                            .map(CliError::from)
+                            .unwrap_or_else(|| CliError::new(format!("app '{name}' has no schedule '{s}'"))));
+                    }
+                }
             }
-            Some(_) => {} // benchmarking all apps: skip the ones without this schedule
-            None => plan.extend(app.schedules().iter().map(|s| (name.clone(), s.to_string()))),
         }
     }
     if plan.is_empty() {
-        return Err(CliError::new(format!("no app has the schedule '{}'", o.schedule.as_deref().unwrap_or_default())));
+        let asked = o.schedules.as_ref().map(|l| l.join(",")).unwrap_or_default();
+        return Err(CliError::new(format!("no app has the schedule '{asked}'")));
     }
-    let bar = ProgressBar::new((plan.len() * (o.runs + 1)) as u64);
+    if let Some(dir) = &o.save_outputs {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::new(format!("{}: cannot create the folder: {e}", dir.display())))?;
+    }
+    let _cache = if o.fresh_cache { Some(TempCache::install()?) } else { None };
+    let bar = ProgressBar::new(plan.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
-    let mut results = Vec::new();
-    for (name, schedule) in &plan {
-        bar.set_message(format!("{name} / {schedule}"));
-        let app = halogen_apps::build(name, schedule, &config_for(name, &o.params, &names)?)?;
-        let inputs = app.make_inputs(o.size.width, o.size.height, 42);
-        let (timing, _) = time_app(app.as_ref(), schedule, &inputs, o.target, o.runs, o.check, &mut || bar.inc(1))?;
-        results.push(timing);
+    let run = RunOptions { target: o.target, protocol: o.protocol, check: o.check, cached_jit: o.cached_jit };
+    let mut rows = Vec::new();
+    for (name, sched) in &plan {
+        bar.set_message(format!("{name} / {sched}"));
+        let result = bench_one(name, sched, o, &names, &run);
+        rows.push(Row { app: name.clone(), schedule: sched.clone(), result: result.map_err(|e| e.to_string()) });
+        bar.inc(1);
     }
     bar.finish_and_clear();
     if o.json {
-        println!("{}", to_json(&results, o.target));
+        println!("{}", to_json(&rows, o.target));
     } else {
-        print!("{}", to_table(&results));
+        print!("{}", rows_table(&rows));
     }
-    if let Some(bad) = results.iter().find(|t| t.check.as_deref().is_some_and(|c| c.starts_with("MISMATCH"))) {
+    if let Some(bad) = rows.iter().find(|r| r.result.is_err()) {
+        let failed = rows.iter().filter(|r| r.result.is_err()).count();
         return Err(CliError::new(format!(
-            "{} ({}) does not match its reference: {}",
+            "{failed} of {} benchmarks failed; first: {} ({}): {}",
+            rows.len(),
             bad.app,
             bad.schedule,
-            bad.check.as_deref().unwrap_or_default()
+            bad.result.as_ref().err().map(String::as_str).unwrap_or_default()
+        )));
+    }
+    if let Some((r, t)) = rows.iter().find_map(|r| {
+        r.result.as_ref().ok().filter(|t| t.check.as_deref().is_some_and(|c| c.starts_with("MISMATCH"))).map(|t| (r, t))
+    }) {
+        return Err(CliError::new(format!(
+            "{} ({}) does not match its reference: {}",
+            r.app,
+            r.schedule,
+            t.check.as_deref().unwrap_or_default()
         )));
     }
     Ok(())
+}
+
+/// Builds, times and (if asked) saves the output of one app under one schedule.
+fn bench_one(
+    name: &str,
+    sched: &str,
+    o: &BenchOptions,
+    names: &[String],
+    run: &RunOptions,
+) -> Result<Timing, CliError> {
+    let config = config_for(name, &o.params, names)?;
+    let size = o.size.unwrap_or_else(|| schedule::scaled(schedule::default_size(name), o.scale));
+    // Inputs come from an app of the same name before scheduling: the auto-scheduler
+    // plans for their extents.
+    let probe = halogen_apps::create(name, &config)?;
+    let inputs = bench_inputs(probe.as_ref(), &o.inputs, size)?;
+    drop(probe);
+    let built = schedule::build_app(name, sched, &config, Some(&inputs), o.threads)?;
+    let (timing, out) = time_app(&built, sched, &inputs, run)?;
+    if let Some(dir) = &o.save_outputs {
+        save_output(dir, name, sched, &out)?;
+    }
+    Ok(timing)
+}
+
+fn save_output(dir: &Path, app: &str, schedule: &str, out: &DynBuffer) -> Result<(), CliError> {
+    let path = dir.join(format!("{app}_{schedule}.npy"));
+    halogen_apps::npy::write(&path, out).map_err(CliError::from_display)
 }
 
 #[cfg(test)]
@@ -280,5 +546,24 @@ mod tests {
     #[test]
     fn json_escapes() {
         assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+    }
+
+    #[test]
+    fn protocol_follows_halide_bench() {
+        let p = Protocol { runs: 10, max_runs: 50, slow_ms: Some(2500.0), slow_runs: 3 };
+        assert_eq!(p.plan(0.001), (50, true));
+        assert_eq!(p.plan(0.05), (20, true));
+        assert_eq!(p.plan(0.5), (10, false));
+        assert_eq!(p.plan(3.0), (3, false));
+        assert_eq!(Protocol::fixed(4).plan(0.0001), (4, false));
+        assert_eq!(Protocol::fixed(4).plan(100.0), (4, false));
+    }
+
+    #[test]
+    fn failed_rows_in_json_and_table() {
+        let rows = vec![Row { app: "blur".into(), schedule: "auto".into(), result: Err("no \"plan\"".into()) }];
+        let j = to_json(&rows, TargetArg::Host);
+        assert!(j.contains("\"error\": \"no \\\"plan\\\"\""), "{j}");
+        assert!(rows_table(&rows).contains("FAILED: no \"plan\""));
     }
 }

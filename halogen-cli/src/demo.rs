@@ -1,12 +1,40 @@
-//! `halogen demo`: a handful of apps on a test picture, written out as PNGs and an HTML page
+//! `halogen demo`: a handful of apps on a photograph, written out as PNGs and an HTML page
 //! with the pictures and the timings side by side.
+//!
+//! The photograph is built into the binary (`data/photos/coffee_small.png`, CC0; see
+//! `data/photos/LICENSES.md`), so the demo runs from any folder; camera_pipe gets the raw
+//! Bayer mosaic made from the same photograph (`coffee_small_bayer.png`), the others the
+//! photograph converted to what they read.
 
-use crate::bench::{time_app, Timing};
+use crate::bench::{time_app, Protocol, RunOptions, Timing};
+use crate::schedule::BuiltApp;
 use crate::{imageio, CliError, Size, TargetArg};
+use halogen::prelude::*;
 use halogen_apps::{App, Config, DynBuffer};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The bundled photograph (256x172, 8-bit RGB).
+const PHOTO: &[u8] = include_bytes!("../../data/photos/coffee_small.png");
+/// Its name, for the page.
+const PHOTO_NAME: &str = "coffee_small.png";
+/// A raw GRBG mosaic of the same photograph (16-bit gray PNG), camera_pipe's input.
+const PHOTO_RAW: &[u8] = include_bytes!("../../data/photos/coffee_small_bayer.png");
+
+/// The size of the synthetic picture when no `--size` is given.
+const SYNTHETIC_SIZE: Size = Size { width: 256, height: 192 };
+
+/// Where the demo's picture comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The photograph built into the binary.
+    Photo,
+    /// A picture file.
+    File(PathBuf),
+    /// The procedurally drawn test picture.
+    Synthetic,
+}
 
 /// The apps the demo shows, with the parameters it gives them.
 ///
@@ -55,14 +83,73 @@ fn input_view(inputs: &[DynBuffer]) -> DynBuffer {
     inputs.first().cloned().unwrap_or_else(|| halogen::Buffer::<u8>::new(&[1, 1]).into())
 }
 
+/// `src` resized to `w × h` by averaging each output pixel's footprint (nearest
+/// neighbour when enlarging), planar RGB.
+pub fn resize_rgb(src: &Buffer<f32>, w: i32, h: i32) -> Buffer<f32> {
+    let (sw, sh) = (src.width(), src.height());
+    // Input range [lo, hi) covering output index o of n out of m inputs (never empty).
+    let span = |o: i32, n: i32, m: i32| {
+        let (o, n, m) = (o as i64, n as i64, m as i64);
+        let lo = (o * m / n).min(m - 1);
+        let hi = ((o + 1) * m + n - 1) / n;
+        (lo as i32, hi.clamp(lo + 1, m) as i32)
+    };
+    Buffer::from_fn(&[w, h, 3], |c| {
+        let ((x0, x1), (y0, y1)) = (span(c[0], w, sw), span(c[1], h, sh));
+        let mut acc = 0.0f32;
+        for y in y0..y1 {
+            for x in x0..x1 {
+                acc += src[[x, y, c[2]]];
+            }
+        }
+        acc / ((x1 - x0) * (y1 - y0)) as f32
+    })
+}
+
+/// The centre `w × h` of a raw mosaic, cut at even coordinates so the Bayer pattern
+/// keeps its phase; `None` if the mosaic is smaller.
+fn crop_mosaic(raw: &Buffer<u16>, w: i32, h: i32) -> Option<Buffer<u16>> {
+    if w > raw.width() || h > raw.height() {
+        return None;
+    }
+    let x0 = ((raw.width() - w) / 2) & !1;
+    let y0 = ((raw.height() - h) / 2) & !1;
+    Some(Buffer::from_fn(&[w, h], |c| raw[[x0 + c[0], y0 + c[1]]]))
+}
+
+/// The bundled raw mosaic.
+fn photo_raw() -> Result<Buffer<u16>, CliError> {
+    let img = image::load_from_memory(PHOTO_RAW)
+        .map_err(|e| CliError::new(format!("the bundled raw mosaic cannot be decoded: {e}")))?
+        .into_luma16();
+    Buffer::from_vec(img.as_raw().clone(), &[img.width() as i32, img.height() as i32]).map_err(CliError::from_display)
+}
+
+/// The demo's picture, resized to `size` if given, and the raw mosaic for camera_pipe
+/// when the picture is the bundled photograph.
+fn demo_picture(source: &Source, size: Option<Size>) -> Result<(Buffer<f32>, Option<Buffer<u16>>), CliError> {
+    let (picture, raw) = match source {
+        Source::Photo => (imageio::decode_rgb(PHOTO_NAME, PHOTO)?, Some(photo_raw()?)),
+        Source::File(p) => (imageio::load_rgb(p)?, None),
+        Source::Synthetic => {
+            let s = size.unwrap_or(SYNTHETIC_SIZE);
+            return Ok((halogen_apps::synth::test_picture(s.width, s.height), None));
+        }
+    };
+    match size {
+        Some(s) if (s.width, s.height) != (picture.width(), picture.height()) => {
+            let raw = raw.and_then(|r| crop_mosaic(&r, s.width, s.height));
+            Ok((resize_rgb(&picture, s.width, s.height), raw))
+        }
+        _ => Ok((picture, raw)),
+    }
+}
+
 /// `halogen demo`.
-pub fn cmd_demo(out: &Path, size: Size, image: Option<&Path>, target: TargetArg) -> Result<(), CliError> {
+pub fn cmd_demo(out: &Path, size: Option<Size>, source: &Source, target: TargetArg) -> Result<(), CliError> {
     std::fs::create_dir_all(out)
         .map_err(|e| CliError::new(format!("{}: cannot create the folder: {e}", out.display())))?;
-    let picture = match image {
-        Some(p) => imageio::load_rgb(p)?,
-        None => halogen_apps::synth::test_picture(size.width, size.height),
-    };
+    let (picture, raw) = demo_picture(source, size)?;
     let (pw, ph) = (picture.width(), picture.height());
     imageio::save(&out.join("input.png"), &picture.clone().into())?;
 
@@ -71,12 +158,13 @@ pub fn cmd_demo(out: &Path, size: Size, image: Option<&Path>, target: TargetArg)
         let config = Config::parse(params).map_err(CliError::new)?;
         apps.push((halogen_apps::create(name, &config)?, config, params));
     }
-    let steps: usize = apps.iter().map(|(a, _, _)| (1 + baseline(a.as_ref()).is_some() as usize) * (RUNS + 1)).sum();
+    let steps: usize = apps.iter().map(|(a, _, _)| 1 + baseline(a.as_ref()).is_some() as usize).sum();
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
+    let run = RunOptions { target, protocol: Protocol::fixed(RUNS), check: true, cached_jit: false };
     let mut shown = Vec::new();
     for (probe, config, params) in &apps {
         let name = probe.name();
@@ -88,21 +176,26 @@ pub fn cmd_demo(out: &Path, size: Size, image: Option<&Path>, target: TargetArg)
         for schedule in schedules {
             bar.set_message(format!("{name} / {schedule}"));
             let app = halogen_apps::build(name, schedule, config)?;
-            let inputs = app.inputs_from_rgb(&picture)?;
-            let (timing, result) = time_app(app.as_ref(), schedule, &inputs, target, RUNS, true, &mut || bar.inc(1))?;
+            let inputs = match &raw {
+                Some(r) if name == "camera_pipe" => vec![DynBuffer::from(r.clone())],
+                _ => app.inputs_from_rgb(&picture)?,
+            };
+            let built = BuiltApp { app, autoschedule_s: None, auto_source: None };
+            let (timing, result) = time_app(&built, schedule, &inputs, &run)?;
             if schedule == "hand" {
                 input_file = format!("{name}_input.png");
                 output_file = format!("{name}.png");
                 imageio::save(&out.join(&input_file), &input_view(&inputs))?;
-                imageio::save(&out.join(&output_file), &app.display(&result))?;
+                imageio::save(&out.join(&output_file), &built.app.display(&result))?;
             }
             timings.push(timing);
+            bar.inc(1);
         }
         shown.push(Shown { name, params, description: probe.description(), input_file, output_file, timings });
     }
     bar.finish_and_clear();
 
-    let html = page(&shown, pw, ph, target, image);
+    let html = page(&shown, pw, ph, target, source);
     let index = out.join("index.html");
     std::fs::write(&index, html).map_err(|e| CliError::new(format!("{}: cannot write: {e}", index.display())))?;
     let all: Vec<Timing> = shown.iter().flat_map(|s| s.timings.iter().cloned()).collect();
@@ -118,10 +211,14 @@ pub fn cmd_demo(out: &Path, size: Size, image: Option<&Path>, target: TargetArg)
     Ok(())
 }
 
-fn page(shown: &[Shown], w: i32, h: i32, target: TargetArg, image: Option<&Path>) -> String {
-    let source = match image {
-        Some(p) => format!("the picture {}", html_escape(&p.display().to_string())),
-        None => "a test picture drawn procedurally (gradients, shapes, texture and noise)".to_string(),
+fn page(shown: &[Shown], w: i32, h: i32, target: TargetArg, source: &Source) -> String {
+    let source = match source {
+        Source::Photo => format!(
+            "a photograph ({PHOTO_NAME}, CC0, from scikit-image's sample data; camera_pipe reads a raw Bayer \
+             mosaic made from it)"
+        ),
+        Source::File(p) => format!("the picture {}", html_escape(&p.display().to_string())),
+        Source::Synthetic => "a test picture drawn procedurally (gradients, shapes, texture and noise)".to_string(),
     };
     let mut s = String::new();
     let _ = write!(

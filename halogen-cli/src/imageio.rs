@@ -1,8 +1,9 @@
-//! Loading and saving pictures (PNG, JPEG, TIFF, 8 and 16 bits) as Halogen buffers.
+//! Loading and saving pictures (PNG, JPEG, TIFF; 8 and 16 bits) and NumPy arrays (`.npy`)
+//! as Halogen buffers, and turning what was loaded into an app's inputs.
 
 use crate::CliError;
 use halogen::prelude::*;
-use halogen_apps::DynBuffer;
+use halogen_apps::{App, DynBuffer, InputSpec};
 use image::{DynamicImage, ImageBuffer, Luma, Rgb};
 use std::path::Path;
 
@@ -12,6 +13,7 @@ enum Format {
     Png,
     Jpeg,
     Tiff,
+    Npy,
 }
 
 fn format_of(path: &Path) -> Result<Format, CliError> {
@@ -20,15 +22,65 @@ fn format_of(path: &Path) -> Result<Format, CliError> {
         "png" => Ok(Format::Png),
         "jpg" | "jpeg" => Ok(Format::Jpeg),
         "tif" | "tiff" => Ok(Format::Tiff),
-        _ => Err(CliError::new(format!("{}: unknown image format '{ext}'; use .png, .jpg or .tif", path.display()))),
+        "npy" => Ok(Format::Npy),
+        _ => {
+            Err(CliError::new(format!("{}: unknown file format '{ext}'; use .png, .jpg, .tif or .npy", path.display())))
+        }
     }
+}
+
+/// What an input file held.
+#[derive(Clone, Debug)]
+pub enum Loaded {
+    /// A NumPy array, taken as it is: shape `(H, W)` is the buffer `[W, H]`, `(C, H, W)` is
+    /// `[W, H, C]`.
+    Array(DynBuffer),
+    /// A picture.
+    Picture {
+        /// Planar RGB `f32` in `[0, 1]`, `(x, y, c)` (gray pictures get three equal channels).
+        rgb: Buffer<f32>,
+        /// For a one-channel (gray) file of 8 or 16 bits: its values as stored, `u8` or `u16`.
+        gray: Option<DynBuffer>,
+    },
+}
+
+/// Loads an input: `.npy` as an array, anything else as a picture (PNG, JPEG or TIFF).
+pub fn load(path: &Path) -> Result<Loaded, CliError> {
+    let is_npy = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if is_npy {
+        let b = halogen_apps::npy::read(path)
+            .map_err(|e| CliError::new(format!("{}: cannot read the array: {e}", path.display())))?;
+        if b.is_empty() {
+            return Err(CliError::new(format!("{}: the array is empty", path.display())));
+        }
+        return Ok(Loaded::Array(b));
+    }
+    let img = open(path)?;
+    let gray = match &img {
+        DynamicImage::ImageLuma8(g) => {
+            Some(Buffer::from_vec(g.as_raw().clone(), &[g.width() as i32, g.height() as i32]).map(DynBuffer::from))
+        }
+        DynamicImage::ImageLuma16(g) => {
+            Some(Buffer::from_vec(g.as_raw().clone(), &[g.width() as i32, g.height() as i32]).map(DynBuffer::from))
+        }
+        _ => None,
+    }
+    .transpose()
+    .map_err(CliError::from_display)?;
+    Ok(Loaded::Picture { rgb: planar_rgb(path, &img)?, gray })
+}
+
+fn open(path: &Path) -> Result<DynamicImage, CliError> {
+    image::open(path).map_err(|e| CliError::new(format!("{}: cannot read the image: {e}", path.display())))
 }
 
 /// Loads a picture as planar RGB `f32` in `[0, 1]`, `(x, y, c)` (gray pictures get three
 /// equal channels). 16-bit files keep their precision.
 pub fn load_rgb(path: &Path) -> Result<Buffer<f32>, CliError> {
-    let img =
-        image::open(path).map_err(|e| CliError::new(format!("{}: cannot read the image: {e}", path.display())))?;
+    planar_rgb(path, &open(path)?)
+}
+
+fn planar_rgb(path: &Path, img: &DynamicImage) -> Result<Buffer<f32>, CliError> {
     let rgb = img.to_rgb32f();
     let (w, h) = (rgb.width() as i32, rgb.height() as i32);
     if w == 0 || h == 0 {
@@ -47,10 +99,91 @@ pub fn load_rgb(path: &Path) -> Result<Buffer<f32>, CliError> {
     Ok(out)
 }
 
-/// Saves `b` (gray `(x, y)` or planar RGB `(x, y, 3)`) as a picture: `u8` as 8 bits,
-/// `u16` as 16 bits, `f32` (clamped to `[0, 1]`) as 16 bits; JPEG is always 8 bits.
+/// Decodes a picture held in memory (for pictures built into the binary).
+pub fn decode_rgb(what: &str, bytes: &[u8]) -> Result<Buffer<f32>, CliError> {
+    let img =
+        image::load_from_memory(bytes).map_err(|e| CliError::new(format!("{what}: cannot decode the image: {e}")))?;
+    planar_rgb(Path::new(what), &img)
+}
+
+/// Whether `b` has the element type and shape of input `spec`: `(x, y)` for one channel,
+/// `(x, y, channels)` otherwise.
+fn fits(b: &DynBuffer, spec: &InputSpec) -> bool {
+    let e = b.extents();
+    b.ty() == spec.ty && if spec.channels == 1 { e.len() == 2 } else { e.len() == 3 && e[2] == spec.channels }
+}
+
+/// Describes what an input expects, for error messages.
+fn expected(spec: &InputSpec) -> String {
+    let shape = if spec.channels == 1 { "(H, W)".to_string() } else { format!("({}, H, W)", spec.channels) };
+    format!("{} values of NumPy shape {shape} ({})", spec.ty, spec.values)
+}
+
+/// An app's inputs from loaded files, in the app's input order.
+///
+/// - An array is passed as it is; its type and shape must be the input's.
+/// - A one-channel 8- or 16-bit picture whose type is the input's, for a one-channel input,
+///   is passed with its values unchanged (a 16-bit gray PNG holding a raw Bayer mosaic is
+///   camera_pipe's input as it is).
+/// - Any other picture is converted as the app converts pictures (to gray, to the input's
+///   type, to a mosaic, ...). One picture for an app with several inputs makes all of them.
+pub fn app_inputs(app: &dyn App, loaded: Vec<Loaded>) -> Result<Vec<DynBuffer>, CliError> {
+    let specs = app.input_specs();
+    if let [Loaded::Picture { rgb, .. }] = loaded.as_slice() {
+        if specs.len() > 1 {
+            return Ok(app.inputs_from_rgb(rgb)?);
+        }
+    }
+    if loaded.len() != specs.len() {
+        return Err(CliError::new(format!(
+            "{} takes {} input(s), but {} file(s) were given",
+            app.name(),
+            specs.len(),
+            loaded.len()
+        )));
+    }
+    let mut inputs = Vec::with_capacity(specs.len());
+    for (i, (spec, l)) in specs.iter().zip(loaded).enumerate() {
+        inputs.push(match l {
+            Loaded::Array(b) if fits(&b, spec) => b,
+            Loaded::Array(b) => {
+                let shape: Vec<String> = halogen_apps::npy::numpy_shape(&b).iter().map(|s| s.to_string()).collect();
+                return Err(CliError::new(format!(
+                    "{}'s input '{}' takes {}, but the array holds {} values of shape ({})",
+                    app.name(),
+                    spec.name,
+                    expected(spec),
+                    b.ty(),
+                    shape.join(", ")
+                )));
+            }
+            Loaded::Picture { gray: Some(g), .. } if spec.channels == 1 && fits(&g, spec) => g,
+            Loaded::Picture { rgb, .. } => {
+                let mut made = app.inputs_from_rgb(&rgb)?;
+                if i >= made.len() {
+                    return Err(CliError::new(format!("{} makes no input {i} from a picture", app.name())));
+                }
+                made.swap_remove(i)
+            }
+        });
+    }
+    Ok(inputs)
+}
+
+/// Whether `path` names a `.npy` file (which [`save`] writes with the values unchanged).
+pub fn is_npy(path: &Path) -> bool {
+    format_of(path).is_ok_and(|f| f == Format::Npy)
+}
+
+/// Saves `b`: as a NumPy array for `.npy` (any shape, the values unchanged), else as a
+/// picture (gray `(x, y)` or planar RGB `(x, y, 3)`): `u8` as 8 bits, `u16` as 16 bits,
+/// `f32` (clamped to `[0, 1]`) as 16 bits; JPEG is always 8 bits.
 pub fn save(path: &Path, b: &DynBuffer) -> Result<(), CliError> {
     let format = format_of(path)?;
+    if format == Format::Npy {
+        return halogen_apps::npy::write(path, b)
+            .map_err(|e| CliError::new(format!("{}: cannot write the array: {e}", path.display())));
+    }
     let ext = b.extents();
     let (w, h, channels) = match ext.as_slice() {
         [w, h] => (*w, *h, 1),
@@ -87,7 +220,8 @@ pub fn save(path: &Path, b: &DynBuffer) -> Result<(), CliError> {
     let fmt = match format {
         Format::Png => image::ImageFormat::Png,
         Format::Jpeg => image::ImageFormat::Jpeg,
-        Format::Tiff => image::ImageFormat::Tiff,
+        // `.npy` was written above.
+        Format::Tiff | Format::Npy => image::ImageFormat::Tiff,
     };
     img.save_with_format(path, fmt)
         .map_err(|e| CliError::new(format!("{}: cannot write the image: {e}", path.display())))
@@ -119,6 +253,43 @@ mod tests {
                 assert_eq!(v, b[[c[0], c[1], c[2]]], "{name} at {c:?}");
             }
         }
+    }
+
+    #[test]
+    fn npy_round_trips_any_type_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        let b: DynBuffer = Buffer::<f32>::from_fn(&[4, 3, 2], |c| c[0] as f32 * 3.5 - c[2] as f32).into();
+        assert!(is_npy(&p));
+        save(&p, &b).unwrap();
+        match load(&p).unwrap() {
+            Loaded::Array(back) => assert_eq!(back, b),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn inputs_from_arrays_and_pictures() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = Buffer::<u16>::from_fn(&[8, 6], |c| (c[0] * 4000 + c[1] * 17) as u16);
+        // A 16-bit gray PNG is camera_pipe's mosaic as it is.
+        let png = dir.path().join("raw.png");
+        save(&png, &raw.clone().into()).unwrap();
+        let cam = halogen_apps::create("camera_pipe", &Default::default()).unwrap();
+        let inputs = app_inputs(cam.as_ref(), vec![load(&png).unwrap()]).unwrap();
+        assert_eq!(inputs, vec![DynBuffer::from(raw.clone())]);
+        // The same values as an array, and an array of the wrong type.
+        let npy = dir.path().join("raw.npy");
+        save(&npy, &raw.clone().into()).unwrap();
+        assert_eq!(app_inputs(cam.as_ref(), vec![load(&npy).unwrap()]).unwrap(), inputs);
+        let hist = halogen_apps::create("hist_eq", &Default::default()).unwrap();
+        let e = app_inputs(hist.as_ref(), vec![load(&npy).unwrap()]).unwrap_err().to_string();
+        assert!(e.contains("u8") && e.contains("(6, 8)"), "{e}");
+        // An RGB picture is converted: to gray u8 for hist_eq.
+        let rgb = dir.path().join("rgb.png");
+        save(&rgb, &Buffer::<u8>::from_fn(&[5, 4, 3], |c| (c[0] * 40 + c[2]) as u8).into()).unwrap();
+        let got = app_inputs(hist.as_ref(), vec![load(&rgb).unwrap()]).unwrap();
+        assert_eq!((got[0].ty(), got[0].extents()), (Type::u8(), vec![5, 4]));
     }
 
     #[test]

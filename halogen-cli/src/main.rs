@@ -2,9 +2,12 @@
 //! and make a demo page.
 //!
 //! ```text
-//! halogen list
+//! halogen list [--json]
 //! halogen run blur in.png out.png --schedule hand
-//! halogen bench blur harris --size 512x384 --json
+//! halogen run camera_pipe data/photos/coffee_small_bayer.png out.png
+//! halogen run harris in.npy out.npy --schedule auto
+//! halogen bench blur harris --size 512x384 --schedule hand,auto --json
+//! halogen bench blur --scale 0.25 --runs 10 --max-runs 50 --threads 2 --fresh-cache --cached-jit
 //! halogen lower blur --schedule hand_sliding
 //! halogen demo --out ./halogen-demo
 //! ```
@@ -14,6 +17,7 @@
 mod bench;
 mod demo;
 mod imageio;
+mod schedule;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use halogen::prelude::*;
@@ -67,7 +71,7 @@ impl From<std::io::Error> for CliError {
 /// Where pipelines run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TargetArg {
-    /// Native code for this machine (the interpreter until the native back end lands).
+    /// Native code for this machine (generated C, compiled and loaded at run time).
     Host,
     /// The reference interpreter.
     Interp,
@@ -120,16 +124,24 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List the apps with their schedules and parameters.
-    List,
-    /// Run an app on a picture and save the result.
+    List {
+        /// Print JSON: one object per app with its name, description, schedules, inputs,
+        /// parameters and default benchmark size.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run an app on a picture or a NumPy array and save the result.
     Run {
         /// The app (see `halogen list`).
         app: String,
-        /// Input picture (PNG, JPEG or TIFF; 8 or 16 bits; gray or RGB).
+        /// Input: a picture (PNG, JPEG or TIFF; 8 or 16 bits; gray or RGB), converted to what
+        /// the app reads, or a `.npy` array of exactly the app's input type and shape. A
+        /// 16-bit gray picture given to camera_pipe is its raw Bayer mosaic.
         input: PathBuf,
-        /// Output picture (.png, .jpg or .tif: PNG and TIFF keep 16 bits).
+        /// Output: a picture (.png, .jpg or .tif: PNG and TIFF keep 16 bits) or a `.npy`
+        /// array (the raw output values).
         output: PathBuf,
-        /// The schedule to apply.
+        /// The schedule to apply (one of the app's, or `auto` for the auto-scheduler).
         #[arg(long, default_value = "hand")]
         schedule: String,
         /// Where to run it.
@@ -142,7 +154,7 @@ enum Command {
         #[arg(long)]
         check: bool,
         /// Save the raw output instead of its display version (Harris responses, Sobel
-        /// magnitudes are scaled for viewing by default).
+        /// magnitudes are scaled for viewing by default; `.npy` outputs are always raw).
         #[arg(long)]
         raw: bool,
     },
@@ -150,19 +162,53 @@ enum Command {
     Bench {
         /// Apps to time (all if none are named).
         apps: Vec<String>,
-        /// Output size of the synthetic inputs.
-        #[arg(long, default_value = "256x192")]
-        size: Size,
-        /// Only this schedule (default: every schedule of each app).
-        #[arg(long)]
-        schedule: Option<String>,
+        /// Output size of the synthetic inputs (default: each app's benchmark size, the one
+        /// `shared/anchors/halide_bench.py` uses where it has the app; see `halogen list`).
+        #[arg(long, conflicts_with_all = ["scale", "inputs"])]
+        size: Option<Size>,
+        /// Scale the default sizes as `halide_bench.py --scale` does (sides times this,
+        /// rounded down to a multiple of 16, at least 64).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Schedules to time, comma-separated (`hand,auto`); `auto` runs the auto-scheduler
+        /// for the sizes benchmarked. Default: each app's own schedules and `auto`.
+        #[arg(long, value_delimiter = ',')]
+        schedule: Option<Vec<String>>,
         /// Timed runs per app and schedule (at least 1; 10 or more for stable numbers).
         #[arg(long, default_value_t = 10)]
         runs: usize,
+        /// Let fast variants run more, up to this many times (about one second of timing)
+        /// after a second warm-up, as `halide_bench.py` does with 50.
+        #[arg(long)]
+        max_runs: Option<usize>,
+        /// A variant whose warm-up takes longer than this many milliseconds gets only
+        /// `--slow-runs` timed runs.
+        #[arg(long)]
+        slow_ms: Option<f64>,
+        /// Timed runs of a slow variant (see `--slow-ms`).
+        #[arg(long, default_value_t = 3)]
+        slow_runs: usize,
+        /// Threads for parallel loops (and the cores the auto-scheduler plans for).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Compile into a new, empty library cache, so the first JIT time includes the C
+        /// compiler (the cache is removed afterwards).
+        #[arg(long)]
+        fresh_cache: bool,
+        /// Compile every pipeline twice and report the second, cached compile too.
+        #[arg(long)]
+        cached_jit: bool,
+        /// Input file (`.npy` array or picture; repeat for apps with several inputs, in the
+        /// order `halogen list` shows) instead of synthetic inputs; needs exactly one app.
+        #[arg(long = "input", value_name = "FILE")]
+        inputs: Vec<PathBuf>,
+        /// Write each output to this folder as `<app>_<schedule>.npy`.
+        #[arg(long, value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
         /// Where to run.
         #[arg(long, value_enum, default_value_t = TargetArg::Host)]
         target: TargetArg,
-        /// Print JSON instead of a table.
+        /// Print JSON instead of a table (see the rows' fields in `halogen-cli/src/bench.rs`).
         #[arg(long)]
         json: bool,
         /// Check every result against the app's reference.
@@ -172,28 +218,32 @@ enum Command {
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
     },
-    /// Print an app's lowered loop nest.
+    /// Print an app's lowered loop nest (for `auto`, the chosen schedule first).
     Lower {
         /// The app.
         app: String,
-        /// The schedule to apply.
+        /// The schedule to apply (one of the app's, or `auto`).
         #[arg(long, default_value = "hand")]
         schedule: String,
         /// An app parameter, `name=value` (repeatable).
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
     },
-    /// Run a handful of apps on a test picture and write the pictures and an HTML page.
+    /// Run a handful of apps on a photograph and write the pictures and an HTML page.
     Demo {
         /// The folder to write into.
         #[arg(long, default_value = "halogen-demo")]
         out: PathBuf,
-        /// Size of the generated test picture.
-        #[arg(long, default_value = "256x192")]
-        size: Size,
-        /// Use this picture instead of the generated one.
+        /// Resize the picture to this size (default: the picture's own size; 256x192 for
+        /// the synthetic picture).
         #[arg(long)]
+        size: Option<Size>,
+        /// Use this picture instead of the bundled photograph.
+        #[arg(long, conflicts_with = "synthetic")]
         image: Option<PathBuf>,
+        /// Use a procedurally drawn test picture instead of the bundled photograph.
+        #[arg(long)]
+        synthetic: bool,
         /// Where to run.
         #[arg(long, value_enum, default_value_t = TargetArg::Host)]
         target: TargetArg,
@@ -204,14 +254,63 @@ fn config(params: &[String]) -> Result<Config, CliError> {
     Config::parse(params).map_err(CliError::new)
 }
 
-fn cmd_list() -> Result<(), CliError> {
+fn cmd_list(json: bool) -> Result<(), CliError> {
+    use bench::json_string;
+    let mut items = Vec::new();
     for name in halogen_apps::app_names() {
         let app = halogen_apps::create(name, &Config::default())?;
+        let schedules = schedule::default_schedules(app.as_ref());
+        if json {
+            let strings = |v: Vec<String>| v.iter().map(|s| json_string(s)).collect::<Vec<_>>().join(", ");
+            let inputs: Vec<String> = app
+                .input_specs()
+                .iter()
+                .map(|i| {
+                    format!(
+                        "{{\"name\": {}, \"type\": {}, \"channels\": {}, \"values\": {}}}",
+                        json_string(&i.name),
+                        json_string(&i.ty.to_string()),
+                        i.channels,
+                        json_string(i.values)
+                    )
+                })
+                .collect();
+            let params: Vec<String> = app
+                .params()
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{{\"name\": {}, \"default\": {}, \"help\": {}}}",
+                        json_string(p.name),
+                        p.default,
+                        json_string(p.help)
+                    )
+                })
+                .collect();
+            let size = schedule::default_size(name);
+            items.push(format!(
+                "  {{\"name\": {}, \"description\": {}, \"schedules\": [{}], \"inputs\": [{}], \"params\": [{}], \"bench_size\": [{}, {}]}}",
+                json_string(name),
+                json_string(app.description()),
+                strings(schedules),
+                inputs.join(", "),
+                params.join(", "),
+                size.width,
+                size.height
+            ));
+            continue;
+        }
         println!("{name:<16} {}", app.description());
-        println!("{:<16} schedules: {}", "", app.schedules().join(", "));
+        println!("{:<16} schedules: {}", "", schedules.join(", "));
+        let inputs: Vec<String> =
+            app.input_specs().iter().map(|i| format!("{} ({} {}ch: {})", i.name, i.ty, i.channels, i.values)).collect();
+        println!("{:<16} inputs: {}", "", inputs.join("; "));
         for p in app.params() {
             println!("{:<16} --param {}={} ({})", "", p.name, p.default, p.help);
         }
+    }
+    if json {
+        println!("[\n{}\n]", items.join(",\n"));
     }
     Ok(())
 }
@@ -227,23 +326,25 @@ fn cmd_run(
     check: bool,
     raw: bool,
 ) -> Result<(), CliError> {
-    let app = halogen_apps::build(app, schedule, &config(params)?)?;
-    let picture = imageio::load_rgb(input)?;
-    let inputs = app.inputs_from_rgb(&picture)?;
+    let config = config(params)?;
+    // Inputs first: the auto-scheduler plans for their size.
+    let loaded = imageio::load(input)?;
+    let inputs = imageio::app_inputs(halogen_apps::create(app, &config)?.as_ref(), vec![loaded])?;
+    let app = schedule::build_app(app, schedule, &config, Some(&inputs), None)?.app;
     let t0 = Instant::now();
     let compiled = app.compile(&target.target())?;
     let compile_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let out = app.realize(&compiled, &inputs)?;
     let run_s = t1.elapsed().as_secs_f64();
-    let shown = if raw { out.clone() } else { app.display(&out) };
+    let shown = if raw || imageio::is_npy(output) { out.clone() } else { app.display(&out) };
     imageio::save(output, &shown)?;
     let e = out.extents();
     eprintln!(
         "{} ({schedule}) on {}x{}: compiled in {:.1} ms, ran in {:.1} ms; wrote {}",
         app.name(),
         e[0],
-        e[1],
+        e.get(1).copied().unwrap_or(1),
         compile_s * 1e3,
         run_s * 1e3,
         output.display()
@@ -259,23 +360,64 @@ fn cmd_run(
 }
 
 fn cmd_lower(app: &str, schedule: &str, params: &[String]) -> Result<(), CliError> {
-    let app = halogen_apps::build(app, schedule, &config(params)?)?;
-    let compiled = app.compile(&Target::host())?;
+    let built = schedule::build_app(app, schedule, &config(params)?, None, None)?;
+    let compiled = built.app.compile(&Target::host())?;
+    if let Some(src) = &built.auto_source {
+        println!("{src}");
+    }
     println!("{}", compiled.lowered_stmt());
     Ok(())
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::List => cmd_list(),
+        Command::List { json } => cmd_list(json),
         Command::Run { app, input, output, schedule, target, params, check, raw } => {
             cmd_run(&app, &input, &output, &schedule, target, &params, check, raw)
         }
-        Command::Bench { apps, size, schedule, runs, target, json, check, params } => {
-            bench::cmd_bench(&bench::BenchOptions { apps, size, schedule, runs, target, json, check, params })
-        }
+        Command::Bench {
+            apps,
+            size,
+            scale,
+            schedule,
+            runs,
+            max_runs,
+            slow_ms,
+            slow_runs,
+            threads,
+            fresh_cache,
+            cached_jit,
+            inputs,
+            save_outputs,
+            target,
+            json,
+            check,
+            params,
+        } => bench::cmd_bench(&bench::BenchOptions {
+            apps,
+            size,
+            scale,
+            schedules: schedule,
+            protocol: bench::Protocol { runs, max_runs: max_runs.unwrap_or(runs), slow_ms, slow_runs },
+            target,
+            json,
+            check,
+            params,
+            threads,
+            fresh_cache,
+            cached_jit,
+            inputs,
+            save_outputs,
+        }),
         Command::Lower { app, schedule, params } => cmd_lower(&app, &schedule, &params),
-        Command::Demo { out, size, image, target } => demo::cmd_demo(&out, size, image.as_deref(), target),
+        Command::Demo { out, size, image, synthetic, target } => {
+            let source = match (image, synthetic) {
+                (Some(p), _) => demo::Source::File(p),
+                (None, true) => demo::Source::Synthetic,
+                (None, false) => demo::Source::Photo,
+            };
+            demo::cmd_demo(&out, size, &source, target)
+        }
     }
 }
 

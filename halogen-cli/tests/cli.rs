@@ -41,11 +41,13 @@ fn demo_writes_pictures_and_a_page() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(out.file_name().unwrap().to_str().unwrap()), "says where: {}", stdout(&o));
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
-    for file in ["input.png", "blur.png", "harris.png", "hist_eq.png"] {
+    for file in ["input.png", "blur.png", "harris.png", "hist_eq.png", "camera_pipe_input.png"] {
         assert!(out.join(file).is_file(), "{file} missing");
         assert!(index.contains(file), "index.html does not show {file}");
     }
     assert!(!index.contains("MISMATCH"), "every result matches its reference");
+    // The bundled photograph, resized; camera_pipe reads the raw mosaic made from it.
+    assert!(index.contains("coffee_small.png") && index.contains("Bayer"), "{index}");
 }
 
 #[test]
@@ -98,4 +100,174 @@ fn errors_are_one_line_and_fail() {
         assert!(err.starts_with("halogen: error:"), "{args:?}: {err}");
         assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
     }
+}
+
+/// A bundled photograph (see data/photos/LICENSES.md).
+fn photo(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/photos").join(name)
+}
+
+/// The value of `"key": ` in a one-line JSON object (numbers, null, strings unquoted).
+fn field<'a>(row: &'a str, key: &str) -> &'a str {
+    let start = row.find(&format!("\"{key}\": ")).unwrap_or_else(|| panic!("no {key} in {row}")) + key.len() + 4;
+    let rest = &row[start..];
+    rest[..rest.find([',', '}']).unwrap()].trim().trim_matches('"')
+}
+
+#[test]
+fn bench_times_hand_and_auto_with_jit_times() {
+    let o = halogen(&[
+        "bench",
+        "blur",
+        "--size",
+        "48x32",
+        "--schedule",
+        "hand,auto",
+        "--runs",
+        "2",
+        "--threads",
+        "1",
+        "--fresh-cache",
+        "--cached-jit",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = stdout(&o);
+    let rows: Vec<&str> = json.lines().filter(|l| l.contains("\"app\"")).collect();
+    assert_eq!(rows.len(), 2, "{json}");
+    assert_eq!(field(rows[0], "schedule"), "hand");
+    assert_eq!(field(rows[1], "schedule"), "auto");
+    for r in &rows {
+        assert_eq!((field(r, "width"), field(r, "height"), field(r, "threads")), ("48", "32", "1"), "{r}");
+        assert!(field(r, "jit_first_ms").parse::<f64>().unwrap() > 0.0, "{r}");
+        assert!(field(r, "jit_cached_ms").parse::<f64>().unwrap() > 0.0, "{r}");
+        assert_eq!(field(r, "runs"), "2");
+    }
+    assert_eq!(field(rows[0], "autoschedule_ms"), "null");
+    assert!(field(rows[1], "autoschedule_ms").parse::<f64>().is_ok(), "{}", rows[1]);
+}
+
+#[test]
+fn bench_default_sizes_scale_like_halide_bench() {
+    let o = halogen(&["bench", "harris", "--scale", "0.05", "--schedule", "hand", "--runs", "1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = stdout(&o);
+    // 4256x2832 (halide_bench's harris) scaled by 0.05, down to a multiple of 16.
+    assert!(json.contains("\"width\": 208, \"height\": 128"), "{json}");
+}
+
+#[test]
+fn bench_reads_npy_inputs_and_saves_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.npy");
+    let via_run = dir.path().join("run.npy");
+    let outs = dir.path().join("outs");
+    // Any u8 gray array is an input of sobel: sobel's own output on a photograph is one.
+    let o = halogen(&["run", "sobel", photo("coffee_small.png").to_str().unwrap(), input.to_str().unwrap(), "--raw"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = halogen(&["run", "sobel", input.to_str().unwrap(), via_run.to_str().unwrap(), "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = halogen(&[
+        "bench",
+        "sobel",
+        "--input",
+        input.to_str().unwrap(),
+        "--schedule",
+        "hand",
+        "--runs",
+        "1",
+        "--save-outputs",
+        outs.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"width\": 256, \"height\": 172"), "{}", stdout(&o));
+    let saved = std::fs::read(outs.join("sobel_hand.npy")).unwrap();
+    assert_eq!(saved, std::fs::read(&via_run).unwrap(), "bench and run compute the same output");
+}
+
+#[test]
+fn run_reads_and_writes_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let cases = [
+        ("unsharp", photo("coffee_small_16bit.tif"), out("u.tif")),
+        ("harris", photo("chelsea.jpg"), out("h.png")),
+        ("hist_eq", photo("astronaut_small.png"), out("e.jpg")),
+        ("camera_pipe", photo("coffee_small_bayer.png"), out("c.npy")),
+    ];
+    for (app, input, output) in &cases {
+        let o = halogen(&["run", app, input.to_str().unwrap(), output, "--check"]);
+        assert!(o.status.success(), "{app}: {}", stderr(&o));
+        assert!(Path::new(output).is_file(), "{app}");
+    }
+    // The raw mosaic went in as it is: 256x172 RGB out, as a (3, 172, 256) uint8 array.
+    let npy = std::fs::read(&cases[3].2).unwrap();
+    let header = String::from_utf8_lossy(&npy[..128]);
+    assert!(header.contains("'|u1'") && header.contains("(3, 172, 256)"), "{header}");
+    // A 16-bit TIFF written by run reads back.
+    let o = halogen(&["run", "blur", &cases[0].2, &out("b.tif")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn lower_and_run_take_the_auto_schedule() {
+    let o = halogen(&["lower", "harris", "--schedule", "auto"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("auto_schedule"), "the chosen schedule comes first:\n{}", stdout(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("o.png");
+    let o = halogen(&[
+        "run",
+        "bilateral_grid",
+        photo("chelsea_small.png").to_str().unwrap(),
+        output.to_str().unwrap(),
+        "--schedule",
+        "auto",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn list_json_describes_each_app() {
+    let o = halogen(&["list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = stdout(&o);
+    let blur = json.lines().find(|l| l.contains("\"name\": \"blur\"")).expect("blur listed");
+    assert!(blur.contains("\"bench_size\": [6400, 4800]"), "{blur}");
+    assert!(blur.contains("\"hand_sliding\"") && blur.contains("\"auto\""), "{blur}");
+    assert!(blur.contains("\"type\": \"uint16\""), "{blur}");
+}
+
+#[test]
+fn bad_bench_and_run_arguments_fail_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("f.npy");
+    let o = halogen(&["run", "harris", photo("coffee_small.png").to_str().unwrap(), npy.to_str().unwrap(), "--raw"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let npy = npy.to_str().unwrap();
+    let photo_path = photo("coffee_small.png");
+    let photo = photo_path.to_str().unwrap();
+    let out_dir = dir.path().join("demo");
+    let out = out_dir.to_str().unwrap();
+    for args in [
+        vec!["bench", "blur", "--runs", "0"],
+        vec!["bench", "blur", "--scale=0"],
+        vec!["bench", "blur", "--threads", "0", "--size", "32x16"],
+        vec!["bench", "blur", "sobel", "--input", npy],
+        vec!["bench", "blur", "--schedule", "hand,nope", "--size", "32x16"],
+        vec!["run", "hist_eq", npy, "/tmp/x.png"],
+        vec!["run", "blur", photo, "/tmp/x.bmp"],
+        vec!["demo", "--out", out, "--image", "/no/such/picture.png"],
+    ] {
+        let o = halogen(&args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line, got:\n{err}");
+        assert!(err.starts_with("halogen: error:"), "{args:?}: {err}");
+    }
+    // The type mismatch names what the app takes and what the array holds.
+    let err = stderr(&halogen(&["run", "hist_eq", npy, "/tmp/x.png"]));
+    assert!(err.contains("uint8") && err.contains("float32"), "{err}");
 }
