@@ -40,6 +40,9 @@ struct Var {
     ty: Type,
     dense_base: Option<String>,
     uniform: Option<String>,
+    /// For a clamped dense vector: the conditions under which no lane is clamped and
+    /// the first lane then (see [`Printer::clamped_dense`]).
+    clamped: Option<(Vec<String>, String)>,
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -158,7 +161,14 @@ impl Printer {
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
         let dense_base = dense.then(|| format!("{cname}[0]"));
-        self.f.vars.push(Var { name: name.clone(), cname: cname.clone(), ty, dense_base, uniform: None });
+        self.f.vars.push(Var {
+            name: name.clone(),
+            cname: cname.clone(),
+            ty,
+            dense_base,
+            uniform: None,
+            clamped: None,
+        });
         cname
     }
 
@@ -181,8 +191,12 @@ impl Printer {
             }
         }
         let dense = self.is_dense(value);
+        let clamped = if dense || value.ty().is_scalar() { None } else { self.clamped_dense(value, value.ty().lanes)? };
         let v = self.expr(value)?;
         self.declare(name, value.ty(), v, dense);
+        if let Some(var) = self.f.vars.last_mut() {
+            var.clamped = clamped;
+        }
         Ok(())
     }
 
@@ -372,7 +386,7 @@ impl Printer {
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
         self.f.indent += 1;
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None, uniform: None });
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None, uniform: None, clamped: None });
         let r = self.stmt(body);
         self.f.vars.pop();
         self.f.indent -= 1;
@@ -421,7 +435,14 @@ impl Printer {
         self.line("(void)rt;");
         let v = self.f.namer.fresh(name);
         self.line(format!("const int32_t {v} = index;"));
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty: Type::i32(), dense_base: None, uniform: None });
+        self.f.vars.push(Var {
+            name: name.clone(),
+            cname: v,
+            ty: Type::i32(),
+            dense_base: None,
+            uniform: None,
+            clamped: None,
+        });
         let r = self.stmt(body);
         self.line("return 0;");
         let text = std::mem::replace(&mut self.f, outer).out;
@@ -589,6 +610,7 @@ impl Printer {
             return Ok(Some((Vec::new(), base)));
         }
         Ok(match e.kind() {
+            ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.clamped.clone()),
             ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
                 let Some(bound) = self.uniform_c(b)? else { return Ok(None) };
                 match self.clamped_dense(a, lanes)? {
