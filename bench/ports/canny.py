@@ -85,7 +85,8 @@ class Canny:
         def m(dx, dy):
             return hl.Expr(mag[x + dx, y + dy])  # an Expr, so that select does not take the Tuple overload
 
-        minus = hl.select(horizontal, m(-1, 0), hl.select(vertical, m(0, -1), hl.select(same_sign, m(-1, -1), m(-1, 1))))
+        minus = hl.select(horizontal, m(-1, 0),
+                          hl.select(vertical, m(0, -1), hl.select(same_sign, m(-1, -1), m(-1, 1))))
         plus = hl.select(horizontal, m(1, 0), hl.select(vertical, m(0, 1), hl.select(same_sign, m(1, 1), m(1, -1))))
         here = m(0, 0)
         nms = hl.Func("nms")

@@ -27,10 +27,10 @@ class ConvLayer:
     def __init__(self, W=256, H=192, channels_in=32, channels_out=32, batch=4):
         self.W, self.H, self.ci, self.co, self.n = W, H, channels_in, channels_out, batch
         self.mp = W * H / 1e6
+        gflop = 2 * 9 * channels_in * channels_out * W * H * batch / 1e9
         self.desc = (f"float32 (c, x, y, n): input {channels_in}x{W + 2}x{H + 2}x{batch}, filter "
                      f"{channels_out}x3x3x{channels_in}, bias {channels_out}; out {channels_out}x{W}x{H}x{batch} "
-                     f"= max(0, bias + 3x3xci convolution); {2 * 9 * channels_in * channels_out * W * H * batch / 1e9:.1f} "
-                     "GFLOP")
+                     f"= max(0, bias + 3x3xci convolution); {gflop:.1f} GFLOP")
         self.exact = False
 
     def halogen_params(self):

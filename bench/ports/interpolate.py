@@ -9,8 +9,8 @@ interpolated[L-1] = downsampled[L-1], interpolated[l] = downsampled[l] + (1 - al
 upsampled(interpolated[l+1]) with linear up-sampling (f(x/2) + f((x+1)/2)) / 2 in x then y;
 output = rgb / alpha of interpolated[0], 3 channels.  The base level is read by downx[1]
 through a copy (Halide's clone_in), which the hand schedule places inside downsampled[1].
-Same hand schedules as the Halogen app: hand_halide is Halide's CPU schedule for this app,
-hand the same with the filled-in levels from 3 up computed at root.
+Same hand schedule as the Halogen app: Halide's CPU schedule for this app (hand_halide) with
+the filled-in levels from 3 up computed at root.
 """
 import numpy as np
 import halide as hl
@@ -134,7 +134,9 @@ class Interpolate:
         # the rest of the row; every interpolated level per output row, stored per strip.
         self._halide_like(b, None)
 
-    extra_hand = {"hand_halide": "hand_halide"}
+    # hand_halide is not in extra_hand: Halogen takes over ten minutes to lower it at ten
+    # levels today (bounds inference nests the per-row levels' bounds), so the Halogen app
+    # offers it only as a method (Interpolate::schedule_hand_halide).
 
     def _halide_like(self, b, root_from):
         x, y, c = b.v["x"], b.v["y"], b.v["c"]

@@ -110,12 +110,22 @@ pub fn decode_rgb(what: &str, bytes: &[u8]) -> Result<Buffer<f32>, CliError> {
 /// `(x, y, channels)` otherwise.
 fn fits(b: &DynBuffer, spec: &InputSpec) -> bool {
     let e = b.extents();
-    b.ty() == spec.ty && if spec.channels == 1 { e.len() == 2 } else { e.len() == 3 && e[2] == spec.channels }
+    // `channels == 0`: not a picture; the app checks the shape itself.
+    b.ty() == spec.ty
+        && match spec.channels {
+            0 => true,
+            1 => e.len() == 2,
+            c => e.len() == 3 && e[2] == c,
+        }
 }
 
 /// Describes what an input expects, for error messages.
 fn expected(spec: &InputSpec) -> String {
-    let shape = if spec.channels == 1 { "(H, W)".to_string() } else { format!("({}, H, W)", spec.channels) };
+    let shape = match spec.channels {
+        0 => "as described".to_string(),
+        1 => "(H, W)".to_string(),
+        c => format!("({c}, H, W)"),
+    };
     format!("{} values of NumPy shape {shape} ({})", spec.ty, spec.values)
 }
 

@@ -95,6 +95,12 @@ pub fn default_size(app: &str) -> Size {
         "transpose" => (4096, 4096),
         "resize" => (3840, 2160),
         "camera_pipe" => (2592, 1968),
+        "canny" => (4000, 3000),
+        "interpolate" | "pyramid_blend" => (3072, 2048),
+        "nl_means" => (1536, 1024),
+        "conv_layer" => (256, 192),
+        "wavelet" => (2048, 1536),
+        "exposure_fusion" => (2560, 1536),
         _ => (1920, 1080),
     };
     Size { width, height }

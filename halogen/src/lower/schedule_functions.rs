@@ -115,6 +115,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
     let mut guards: Vec<Expr> = Vec::new();
     // ShiftInwards splits: (inner, condition, variable, unclamped value).
     let mut shifted_splits: Vec<(Name, Expr, Name, Expr)> = Vec::new();
+    // GuardWithIf splits: (inner, outer, whole-vector condition, guard, variable, unclamped value).
+    #[allow(clippy::type_complexity)]
+    let mut guarded_splits: Vec<(Name, Name, Expr, Expr, Name, Expr)> = Vec::new();
     for split in &sched.splits {
         match split {
             Split::Split { old, outer, inner, factor, tail } => {
@@ -163,8 +166,19 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
                         base
                     }
                     TailStrategy::GuardWithIf => {
-                        let base = Expr::add(Expr::add(r.min.clone(), step), inner_v);
-                        guards.push(Expr::le(base.clone(), last.clone()));
+                        let base = Expr::add(Expr::add(r.min.clone(), step.clone()), inner_v);
+                        let guard = Expr::le(base.clone(), last.clone());
+                        guards.push(guard.clone());
+                        // The whole vector is in range when its last lane is.
+                        let last_lane = Expr::add(Expr::add(r.min.clone(), step), c(*factor as i64 - 1));
+                        guarded_splits.push((
+                            inner_i.clone(),
+                            outer_i.clone(),
+                            Expr::le(last_lane, last.clone()),
+                            guard,
+                            format!("{prefix}{old_i}").into(),
+                            base.clone(),
+                        ));
                         base
                     }
                     _ => Expr::add(Expr::add(r.min.clone(), step), inner_v),
@@ -218,7 +232,29 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
         for (inner_i, condition, var, unclamped) in shifted_splits {
             if *vector == inner_i || vector.starts_with(&format!("{inner_i}.")) {
                 let outer_loop = outer_loop.clone();
-                ctx.vector_tails.push(super::specialize_tails::VectorTail { outer_loop, condition, var, unclamped });
+                let guard_term = condition.clone();
+                ctx.vector_tails.push(super::specialize_tails::VectorTail {
+                    outer_loop,
+                    condition,
+                    guard_term,
+                    per_iteration: false,
+                    var,
+                    unclamped,
+                });
+            }
+        }
+        // A GuardWithIf split of the vector loop itself: decided per vector, inside the
+        // loop of its outer variable (when that loop encloses the vector loop directly).
+        for (inner_i, outer_i, condition, guard_term, var, unclamped) in guarded_splits {
+            if *vector == inner_i && *enclosing == outer_i {
+                ctx.vector_tails.push(super::specialize_tails::VectorTail {
+                    outer_loop: outer_loop.clone(),
+                    condition,
+                    guard_term,
+                    per_iteration: true,
+                    var,
+                    unclamped,
+                });
             }
         }
     }

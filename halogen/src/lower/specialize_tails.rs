@@ -16,8 +16,14 @@ use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Name,
 pub struct VectorTail {
     /// The loop just outside the vector loop, where the specialization goes.
     pub outer_loop: Name,
-    /// `factor <= extent`: when it holds, the clamp and the guard change nothing.
+    /// When it holds, the clamp and the guard change nothing: `factor <= extent` for
+    /// ShiftInwards; for GuardWithIf, that the last lane of this vector is in range.
     pub condition: Expr,
+    /// The guard's term that `condition` makes true.
+    pub guard_term: Expr,
+    /// GuardWithIf: `condition` depends on the loop's variable, so the specialization
+    /// goes inside the loop, around its body.
+    pub per_iteration: bool,
     /// The let defining the split variable, `min(value, last)` in the general case.
     pub var: Name,
     /// Its value without the clamp.
@@ -31,7 +37,7 @@ struct Assume<'a> {
 
 impl Mutator for Assume<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        if self.tails.iter().any(|t| t.condition == *e) {
+        if self.tails.iter().any(|t| t.guard_term == *e) {
             return Expr::bool_imm(true);
         }
         mutate_expr_children(self, e)
@@ -56,10 +62,23 @@ impl Mutator for Specialize<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         let Stmt::For { name, .. } = &s else { return s };
-        let tails: Vec<&VectorTail> = self.tails.iter().filter(|t| t.outer_loop == *name).collect();
-        let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
-        let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
-        Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
+        let name = name.clone();
+        let here = |per_iteration: bool| -> Vec<&VectorTail> {
+            self.tails.iter().filter(|t| t.outer_loop == name && t.per_iteration == per_iteration).collect()
+        };
+        let specialize = |tails: Vec<&VectorTail>, s: Stmt| -> Stmt {
+            let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
+            let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
+            Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
+        };
+        let s = match s {
+            Stmt::For { name: n, min, extent, kind, body } => {
+                let body = specialize(here(true), *body);
+                Stmt::For { name: n, min, extent, kind, body: Box::new(body) }
+            }
+            s => s,
+        };
+        specialize(here(false), s)
     }
 }
 

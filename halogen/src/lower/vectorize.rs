@@ -1,8 +1,9 @@
 //! Pass 6b: vectorization. A loop marked vectorized (constant extent) disappears: its
 //! variable becomes a `Ramp`, and every operation that depends on it is widened to a
-//! vector. Guards of split tails become predicates on loads and stores. A body this pass
-//! cannot widen (inner loops, allocations, nested conditionals) keeps a serial loop,
-//! which computes the same values.
+//! vector. Guards of split tails become predicates on loads and stores; inner loops with
+//! lane-independent bounds stay scalar loops around the widened body. A body this pass
+//! cannot widen (allocations, nested conditionals, inner loops whose bounds vary by lane)
+//! keeps a serial loop, which computes the same values.
 
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
@@ -144,6 +145,22 @@ impl Widen {
                 } else {
                     Stmt::let_stmt(name.clone(), v, self.stmt(body, predicate))
                 }
+            }
+            Stmt::For { name, min, extent, kind: kind @ (ForKind::Serial | ForKind::Unrolled), body } => {
+                // An inner loop with the same bounds in every lane (a reduction's taps,
+                // say) stays a scalar loop around the widened body: the lanes are
+                // independent, as for the statements of a block.
+                let (lo, ex) = (self.expr(min), self.expr(extent));
+                if lo.ty().is_vector() || ex.ty().is_vector() {
+                    self.failed = true;
+                    return s.clone();
+                }
+                let shadowed = self.vars.remove(name);
+                let b = self.stmt(body, predicate);
+                if let Some(o) = shadowed {
+                    self.vars.insert(name.clone(), o);
+                }
+                Stmt::for_loop(name.clone(), lo, ex, *kind, b)
             }
             Stmt::Block(v) => Stmt::block(v.iter().map(|c| self.stmt(c, predicate)).collect()),
             Stmt::ProducerConsumer { name, is_producer, body } => Stmt::ProducerConsumer {
