@@ -271,3 +271,22 @@ fn bad_bench_and_run_arguments_fail_in_one_line() {
     let err = stderr(&halogen(&["run", "hist_eq", npy, "/tmp/x.png"]));
     assert!(err.contains("uint8") && err.contains("float32"), "{err}");
 }
+
+#[test]
+fn every_app_auto_scheduled_gives_its_reference_pixels() {
+    // The auto-scheduler plans each app for this size; `--check` compares the native
+    // result with the app's plain-Rust reference and fails the command on a mismatch.
+    let o = halogen(&["bench", "--schedule", "auto", "--size", "48x40", "--runs", "1", "--check", "--json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let json = stdout(&o);
+    let rows: Vec<&str> = json.lines().filter(|l| l.contains("\"app\"")).collect();
+    let apps = stdout(&halogen(&["list"]));
+    for app in ["blur", "local_laplacian", "camera_pipe", "interpolate", "conv_layer", "exposure_fusion"] {
+        assert!(apps.contains(app) && rows.iter().any(|r| field(r, "app") == app), "{app} missing:\n{json}");
+    }
+    for r in &rows {
+        assert_eq!(field(r, "schedule"), "auto", "{r}");
+        let check = field(r, "check");
+        assert!(check != "null" && !r.contains("\"error\""), "{r}");
+    }
+}
