@@ -2,6 +2,7 @@
 
 use super::bounds_inference::bounds_inference;
 use super::environment::{build_environment, Environment};
+use super::partition_loops::partition_loops;
 use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
@@ -67,6 +68,8 @@ pub fn lower(outputs: &[FuncRef]) -> Result<Lowered> {
     after("unroll", &s, &ctx, true)?;
     let s = vectorize(s)?;
     after("vectorize", &s, &ctx, true)?;
+    let s = partition_loops(s);
+    after("partition loops", &s, &ctx, true)?;
     let s = simplify_stmt(&s);
     let s = cse_stmt(&s);
     after("simplify and CSE", &s, &ctx, true)?;

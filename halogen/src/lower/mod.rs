@@ -6,6 +6,7 @@ pub mod boxes;
 pub mod environment;
 #[allow(clippy::module_inception)]
 pub mod lower;
+pub mod partition_loops;
 pub mod schedule_functions;
 pub mod sliding_window;
 pub mod specialize_tails;

@@ -156,11 +156,10 @@ impl Printer {
 
     /// Declares `name` as a `const` local. For a dense vector, loads and stores indexed by
     /// it use its first lane as the address of a plain `memcpy`.
-    fn declare(&mut self, name: &Name, ty: Type, value: String, dense: bool) -> String {
+    fn declare(&mut self, name: &Name, ty: Type, value: String, dense_base: Option<String>) -> String {
         let cname = self.f.namer.fresh(name);
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
-        let dense_base = dense.then(|| format!("{cname}[0]"));
         self.f.vars.push(Var {
             name: name.clone(),
             cname: cname.clone(),
@@ -178,10 +177,10 @@ impl Printer {
             if scalar.ty().is_scalar() && value.ty().element() == Type::i32() {
                 // Keep the scalar too: dense-access detection looks through the name.
                 let s = self.expr(scalar)?;
-                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s, false);
+                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s, None);
                 self.f.vars.pop();
                 let bc = self.helpers.broadcast(value.ty());
-                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"), false);
+                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"), None);
                 // Dense accesses may use only the scalar.
                 self.line(format!("(void){cname};"));
                 if let Some(v) = self.f.vars.last_mut() {
@@ -190,10 +189,30 @@ impl Printer {
                 return Ok(());
             }
         }
-        let dense = self.is_dense(value);
-        let clamped = if dense || value.ty().is_scalar() { None } else { self.clamped_dense(value, value.ty().lanes)? };
+        // A dense vector also gets its first lane as a 64-bit scalar: loads and stores
+        // indexed by it address memory from that, and the C compiler can see it as an
+        // induction variable.
+        let dense_base = match self.dense_base(value)? {
+            Some(base) => {
+                let base_name = self.f.namer.fresh(&format!("{name}.base"));
+                self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
+                self.line(format!("(void){base_name};"));
+                Some(base_name)
+            }
+            None => None,
+        };
+        let clamped = if dense_base.is_some() || value.ty().is_scalar() {
+            None
+        } else {
+            self.clamped_dense(value, value.ty().lanes)?
+        };
         let v = self.expr(value)?;
-        self.declare(name, value.ty(), v, dense);
+        let dense = dense_base.is_some();
+        let cname = self.declare(name, value.ty(), v, dense_base);
+        if dense {
+            // Accesses may use only the base.
+            self.line(format!("(void){cname};"));
+        }
         if let Some(var) = self.f.vars.last_mut() {
             var.clamped = clamped;
         }
@@ -234,7 +253,7 @@ impl Printer {
                 Binding::Shape { buffer, dim, field } => format!("buffers[{buffer}]->dim[{dim}].{field}"),
                 Binding::Param { index } => format!("params[{index}].{}", union_field(*ty)),
             };
-            self.declare(name, *ty, value, false);
+            self.declare(name, *ty, value, None);
         }
         for b in &used.buffers {
             if !self.f.bufs.iter().any(|x| &x.name == b) {
@@ -473,7 +492,7 @@ impl Printer {
         }
         let lanes = vt.lanes.max(index.ty().lanes).max(predicate.map_or(1, |p| p.ty().lanes));
         if lanes == 1 {
-            let i = self.expr(index)?;
+            let i = self.index_c(index)?;
             let v = self.expr(value)?;
             let v = if b.elem.is_bool() { format!("(uint8_t){v}") } else { strip_parens(&v).to_string() };
             let target = format!("{}[{}]", b.cname, strip_parens(&i));
@@ -599,6 +618,38 @@ impl Printer {
         }
     }
 
+    /// [`Printer::uniform_c`] as a 64-bit index term (see [`Printer::index_c`]).
+    fn uniform_index_c(&mut self, x: &Expr) -> Result<Option<String>> {
+        match x.kind() {
+            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.index_c(value)?)),
+            _ => Ok(self.uniform_c(x)?.map(|s| format!("(int64_t){s}"))),
+        }
+    }
+
+    /// The C text of a scalar `i32` index, with its `+`, `-` and `*` done in 64 bits.
+    ///
+    /// Index arithmetic never wraps in a program that passes bounds inference: every index
+    /// lies in a buffer, and the regions that bounds inference computes (without wrapping)
+    /// bound every term. Computing it in 64 bits without the wrap-around helpers gives the
+    /// same addresses and lets the C compiler strength-reduce them into pointer increments.
+    fn index_c(&mut self, e: &Expr) -> Result<String> {
+        if e.ty() != Type::i32() {
+            return Ok(format!("(int64_t){}", self.expr(e)?));
+        }
+        match e.kind() {
+            ExprKind::IntImm(v) => Ok(format!("(int64_t){v}")),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                let sym = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    _ => "*",
+                };
+                Ok(format!("({} {sym} {})", self.index_c(a)?, self.index_c(b)?))
+            }
+            _ => Ok(format!("(int64_t){}", self.expr(e)?)),
+        }
+    }
+
     /// For an index that is a dense vector clamped by scalars, plus or minus scalars
     /// (`clamp(ramp(b, 1), lo, hi) + c`, what boundary conditions make): the scalar
     /// conditions under which no lane is clamped, and the first lane's C expression then.
@@ -627,9 +678,9 @@ impl Printer {
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(u) = self.uniform_c(b)? {
+                if let Some(u) = self.uniform_index_c(b)? {
                     self.clamped_dense(a, lanes)?.map(|(c, base)| (c, format!("({base} {sym} {u})")))
-                } else if let (BinOp::Add, Some(u)) = (op, self.uniform_c(a)?) {
+                } else if let (BinOp::Add, Some(u)) = (op, self.uniform_index_c(a)?) {
                     self.clamped_dense(b, lanes)?.map(|(c, base)| (c, format!("({u} + {base})")))
                 } else {
                     None
@@ -645,13 +696,13 @@ impl Printer {
             return Ok(None);
         }
         Ok(match e.kind() {
-            ExprKind::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(self.expr(base)?),
+            ExprKind::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(self.index_c(base)?),
             ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.dense_base.clone()),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(s) = self.uniform_c(b)? {
+                if let Some(s) = self.uniform_index_c(b)? {
                     self.dense_base(a)?.map(|base| format!("({base} {sym} {s})"))
-                } else if let (BinOp::Add, Some(s)) = (op, self.uniform_c(a)?) {
+                } else if let (BinOp::Add, Some(s)) = (op, self.uniform_index_c(a)?) {
                     self.dense_base(b)?.map(|base| format!("({s} + {base})"))
                 } else {
                     None
@@ -751,7 +802,7 @@ impl Printer {
         }
         let lanes = t.lanes.max(index.ty().lanes);
         if lanes == 1 {
-            let i = self.expr(index)?;
+            let i = self.index_c(index)?;
             let ld = format!("{}[{}]", b.cname, strip_parens(&i));
             let ld = if b.elem.is_bool() { format!("({ld} != 0)") } else { ld };
             return Ok(match predicate {

@@ -1,0 +1,422 @@
+//! Pass 8: partition innermost loops at their boundary conditions.
+//!
+//! A clamped access such as `input[min(x + 1, last)]` (what `repeat_edge` and the
+//! ShiftInwards tail of a split leave) costs a `min`, and in a vector loop it turns a dense
+//! load into a gather, on every iteration. Yet the clamp only changes anything in the few
+//! iterations at either end of the loop. So each innermost serial loop is cut in three, as
+//! Halide's loop partitioning does: a prologue and an epilogue that run the body as it is,
+//! and a steady state in between where every such `min`/`max` is replaced by the operand it
+//! then equals.
+//!
+//! Which `min`/`max` qualify: one operand affine in the loop variable (`c·v + base` plus a
+//! constant offset per lane), the other invariant in the loop. The affine operand is taken to
+//! be the likely one, and the iterations where it wins for every lane form an interval whose
+//! ends are computed from the bases. Operands are analysed through the lets of the body, and
+//! a qualifying `min`/`max` counts as its likely operand when it appears inside another
+//! one, so `max(min(x + 1, last), first)` gives two bounds. The steady state is the
+//! intersection of all the intervals; where it is empty the prologue and epilogue do all the
+//! work, so the result is always correct.
+
+use crate::analysis::{free_vars, substitute_map};
+use crate::ir::{mutate_stmt_children, BinOp, Expr, ExprKind, ExprNode, ForKind, Mutator, Name, Stmt, Type};
+use std::collections::{HashMap, HashSet};
+
+/// `coef·v + base + o` for each lane, where the lane offsets `o` lie in `[lo, hi]`.
+#[derive(Clone, Debug)]
+struct Affine {
+    coef: i64,
+    /// Scalar `i32` over variables bound outside the loop only.
+    base: Expr,
+    lo: i64,
+    hi: i64,
+}
+
+impl Affine {
+    fn invariant(base: Expr) -> Affine {
+        Affine { coef: 0, base, lo: 0, hi: 0 }
+    }
+}
+
+/// Where the likely operand of a qualifying `min`/`max` wins: `v >= bound` or `v <= bound`.
+#[derive(Clone, Debug)]
+enum Bound {
+    AtLeast(Expr),
+    AtMost(Expr),
+}
+
+/// A qualifying `min`/`max`: which operand (0 or 1) is likely, and where it wins.
+#[derive(Clone, Debug)]
+struct Candidate {
+    likely: usize,
+    bound: Bound,
+}
+
+/// The analysis of one loop's body: the loop variable and the lets of the body in scope.
+struct Analysis {
+    var: Name,
+    /// Lets bound inside the loop, innermost last: name, value, whether it varies, and an
+    /// id naming the scope it opens (memo keys use it: one node may sit in two scopes).
+    lets: Vec<(Name, Expr, bool, u64)>,
+    next_scope: u64,
+    affine_memo: HashMap<(*const ExprNode, u64), (Expr, Option<Affine>)>,
+    candidate_memo: HashMap<(*const ExprNode, u64), (Expr, Option<Candidate>)>,
+    varies_memo: HashMap<(*const ExprNode, u64), (Expr, bool)>,
+    /// Bounds found, each once.
+    bounds: Vec<Bound>,
+    seen: HashSet<String>,
+}
+
+fn is_i32(e: &Expr) -> bool {
+    e.ty().element() == Type::i32()
+}
+
+impl Analysis {
+    fn new(var: Name) -> Analysis {
+        Analysis {
+            var,
+            lets: Vec::new(),
+            next_scope: 1,
+            affine_memo: HashMap::new(),
+            candidate_memo: HashMap::new(),
+            varies_memo: HashMap::new(),
+            bounds: Vec::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Binds a let of the body for what follows, until `pop_let`.
+    fn push_let(&mut self, name: &Name, value: &Expr) {
+        let varies = self.varies(value, self.lets.len());
+        self.lets.push((name.clone(), value.clone(), varies, self.next_scope));
+        self.next_scope += 1;
+    }
+
+    fn pop_let(&mut self) {
+        self.lets.pop();
+    }
+
+    /// The id of the scope with the first `depth` lets.
+    fn scope(&self, depth: usize) -> u64 {
+        depth.checked_sub(1).map_or(0, |i| self.lets[i].3)
+    }
+
+    /// The innermost binding of `name` among the first `depth` lets.
+    fn lookup(&self, name: &Name, depth: usize) -> Option<usize> {
+        self.lets[..depth].iter().rposition(|(n, ..)| n == name)
+    }
+
+    /// Whether `e` (seen with the first `depth` lets in scope) depends on the loop variable.
+    fn varies(&mut self, e: &Expr, depth: usize) -> bool {
+        let key = (e.ptr(), self.scope(depth));
+        if let Some((_, r)) = self.varies_memo.get(&key) {
+            return *r;
+        }
+        let r = match e.kind() {
+            ExprKind::Var { name, .. } => match self.lookup(name, depth) {
+                Some(i) => self.lets[i].2,
+                None => *name == self.var,
+            },
+            // Rare inside a loop body's expressions: look at the free variables.
+            ExprKind::Let { .. } => free_vars(e).iter().any(|n| match self.lookup(n, depth) {
+                Some(i) => self.lets[i].2,
+                None => *n == self.var,
+            }),
+            _ => {
+                let mut any = false;
+                e.for_each_child(|c| any = any || self.varies(c, depth));
+                any
+            }
+        };
+        self.varies_memo.insert(key, (e.clone(), r));
+        r
+    }
+
+    /// `e` with the loop's lets substituted, so that it means the same outside the loop.
+    fn expand(&self, e: &Expr, depth: usize) -> Expr {
+        let mut map = HashMap::new();
+        for v in free_vars(e) {
+            if let Some(i) = self.lookup(&v, depth) {
+                map.insert(v, self.expand(&self.lets[i].1.clone(), i));
+            }
+        }
+        substitute_map(&map, e)
+    }
+
+    fn affine(&mut self, e: &Expr, depth: usize) -> Option<Affine> {
+        let key = (e.ptr(), self.scope(depth));
+        if let Some((_, r)) = self.affine_memo.get(&key) {
+            return r.clone();
+        }
+        let r = self.affine_uncached(e, depth);
+        self.affine_memo.insert(key, (e.clone(), r.clone()));
+        r
+    }
+
+    fn affine_uncached(&mut self, e: &Expr, depth: usize) -> Option<Affine> {
+        if !is_i32(e) {
+            return None;
+        }
+        if e.ty().is_scalar() && !self.varies(e, depth) {
+            return Some(Affine::invariant(self.expand(e, depth)));
+        }
+        match e.kind() {
+            ExprKind::Var { name, .. } if *name == self.var && self.lookup(name, depth).is_none() => {
+                Some(Affine { coef: 1, base: Expr::i32(0), lo: 0, hi: 0 })
+            }
+            ExprKind::Var { name, .. } => {
+                let i = self.lookup(name, depth)?;
+                let value = self.lets[i].1.clone();
+                self.affine(&value, i)
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let (a, b) = (self.affine(a, depth)?, self.affine(b, depth)?);
+                Some(if *op == BinOp::Add {
+                    Affine { coef: a.coef + b.coef, base: Expr::add(a.base, b.base), lo: a.lo + b.lo, hi: a.hi + b.hi }
+                } else {
+                    Affine { coef: a.coef - b.coef, base: Expr::sub(a.base, b.base), lo: a.lo - b.hi, hi: a.hi - b.lo }
+                })
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) => {
+                let (x, k) = match (constant(a), constant(b)) {
+                    (_, Some(k)) => (a, k),
+                    (Some(k), _) => (b, k),
+                    _ => return None,
+                };
+                let x = self.affine(x, depth)?;
+                let (lo, hi) = if k >= 0 { (x.lo * k, x.hi * k) } else { (x.hi * k, x.lo * k) };
+                Some(Affine { coef: x.coef * k, base: Expr::mul(x.base, Expr::i32(k)), lo, hi })
+            }
+            ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => {
+                let c = self.candidate(e, depth)?;
+                let likely = if c.likely == 0 { a } else { b };
+                self.affine(likely, depth)
+            }
+            ExprKind::Broadcast { value, .. } => self.affine(value, depth),
+            ExprKind::Ramp { base, stride, lanes } => {
+                let s = constant(stride)?;
+                let b = self.affine(base, depth)?;
+                let last = s * (i64::from(*lanes) - 1);
+                Some(Affine { lo: b.lo + last.min(0), hi: b.hi + last.max(0), ..b })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the `min`/`max` `e` qualifies, and where its likely operand wins.
+    fn candidate(&mut self, e: &Expr, depth: usize) -> Option<Candidate> {
+        let key = (e.ptr(), self.scope(depth));
+        if let Some((_, r)) = self.candidate_memo.get(&key) {
+            return r.clone();
+        }
+        let r = self.candidate_uncached(e, depth);
+        self.candidate_memo.insert(key, (e.clone(), r.clone()));
+        r
+    }
+
+    fn candidate_uncached(&mut self, e: &Expr, depth: usize) -> Option<Candidate> {
+        let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) = e.kind() else { return None };
+        if !is_i32(e) {
+            return None;
+        }
+        let (fa, fb) = (self.affine(a, depth)?, self.affine(b, depth)?);
+        let (likely, var_side, inv_side) = match (fa.coef, fb.coef) {
+            (0, 0) => return None,
+            (_, 0) => (0, fa, fb),
+            (0, _) => (1, fb, fa),
+            _ => return None,
+        };
+        let c = var_side.coef;
+        let bound = if *op == BinOp::Min {
+            // Every lane of the likely side at most every lane of the other:
+            // c·v <= r with r = inv.base + inv.lo - var.base - var.hi.
+            let r = Expr::sub(Expr::add(inv_side.base, Expr::i32(inv_side.lo - var_side.hi)), var_side.base);
+            if c > 0 {
+                Bound::AtMost(Expr::div(r, Expr::i32(c)))
+            } else {
+                Bound::AtLeast(Expr::sub(Expr::i32(0), Expr::div(r, Expr::i32(-c))))
+            }
+        } else {
+            // Every lane of the likely side at least every lane of the other:
+            // c·v >= r with r = inv.base + inv.hi - var.base - var.lo.
+            let r = Expr::sub(Expr::add(inv_side.base, Expr::i32(inv_side.hi - var_side.lo)), var_side.base);
+            if c > 0 {
+                Bound::AtLeast(Expr::div(Expr::add(r, Expr::i32(c - 1)), Expr::i32(c)))
+            } else {
+                Bound::AtMost(Expr::div(Expr::sub(Expr::i32(0), r), Expr::i32(-c)))
+            }
+        };
+        Some(Candidate { likely, bound })
+    }
+
+    /// Records the bounds of every qualifying `min`/`max` in `e`.
+    fn collect_expr(&mut self, e: &Expr, depth: usize) {
+        match e.kind() {
+            ExprKind::Let { name, value, body } => {
+                self.collect_expr(value, depth);
+                self.push_let(name, value);
+                self.collect_expr(body, depth + 1);
+                self.pop_let();
+            }
+            ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) => {
+                if let Some(c) = self.candidate(e, depth) {
+                    let key = match &c.bound {
+                        Bound::AtLeast(b) => format!(">={b}"),
+                        Bound::AtMost(b) => format!("<={b}"),
+                    };
+                    if self.seen.insert(key) {
+                        self.bounds.push(c.bound);
+                    }
+                }
+                e.for_each_child(|c| self.collect_expr(c, depth));
+            }
+            _ => e.for_each_child(|c| self.collect_expr(c, depth)),
+        }
+    }
+
+    fn collect_stmt(&mut self, s: &Stmt) {
+        let depth = self.lets.len();
+        match s {
+            Stmt::LetStmt { name, value, body } => {
+                self.collect_expr(value, depth);
+                self.push_let(name, value);
+                self.collect_stmt(body);
+                self.pop_let();
+            }
+            _ => {
+                let (mut stmts, mut exprs) = (Vec::new(), Vec::new());
+                s.for_each_child(|c| stmts.push(c.clone()), |e| exprs.push(e.clone()));
+                exprs.iter().for_each(|e| self.collect_expr(e, depth));
+                stmts.iter().for_each(|c| self.collect_stmt(c));
+            }
+        }
+    }
+}
+
+fn constant(e: &Expr) -> Option<i64> {
+    match e.kind() {
+        ExprKind::Broadcast { value, .. } => constant(value),
+        _ => e.as_int(),
+    }
+}
+
+/// The steady-state body: each qualifying `min`/`max` replaced by its likely operand.
+struct Steady<'a> {
+    analysis: &'a mut Analysis,
+    memo: HashMap<(*const ExprNode, u64), (Expr, Expr)>,
+}
+
+impl Steady<'_> {
+    fn expr(&mut self, e: &Expr) -> Expr {
+        let depth = self.analysis.lets.len();
+        let key = (e.ptr(), self.analysis.scope(depth));
+        if let Some((_, r)) = self.memo.get(&key) {
+            return r.clone();
+        }
+        let r = match e.kind() {
+            ExprKind::Let { name, value, body } => {
+                let new_value = self.expr(value);
+                self.analysis.push_let(name, value);
+                let new_body = self.expr(body);
+                self.analysis.pop_let();
+                Expr::let_in(name.clone(), new_value, new_body)
+            }
+            ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => match self.analysis.candidate(e, depth) {
+                Some(c) => self.expr(if c.likely == 0 { a } else { b }),
+                None => e.map_children(|c| self.expr(c)),
+            },
+            _ => e.map_children(|c| self.expr(c)),
+        };
+        self.memo.insert(key, (e.clone(), r.clone()));
+        r
+    }
+}
+
+impl Mutator for Steady<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        self.expr(e)
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s {
+            Stmt::LetStmt { name, value, body } => {
+                let new_value = self.expr(value);
+                self.analysis.push_let(name, value);
+                let new_body = self.mutate_stmt(body);
+                self.analysis.pop_let();
+                Stmt::let_stmt(name.clone(), new_value, new_body)
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+fn contains_loop(s: &Stmt) -> bool {
+    let mut found = matches!(s, Stmt::For { .. });
+    s.for_each_child(|c| found = found || contains_loop(c), |_| {});
+    found
+}
+
+/// Partitions one innermost loop, or gives it back as it was when nothing qualifies.
+fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt> {
+    if min.ty() != Type::i32() {
+        return None;
+    }
+    let mut analysis = Analysis::new(name.clone());
+    analysis.collect_stmt(body);
+    if analysis.bounds.is_empty() {
+        return None;
+    }
+    let (lower, upper): (Vec<Bound>, Vec<Bound>) =
+        analysis.bounds.iter().cloned().partition(|b| matches!(b, Bound::AtLeast(_)));
+    let steady_body = Steady { analysis: &mut analysis, memo: HashMap::new() }.mutate_stmt(body);
+
+    let var = |suffix: &str| Expr::var(Type::i32(), format!("{name}.{suffix}"));
+    let (loop_min, loop_end) = (var("loop_min"), var("loop_end"));
+    let (steady_min, steady_end) = (var("steady_min"), var("steady_end"));
+    // steady_min = min(max(loop_min, lower bounds...), loop_end)
+    let start = lower.iter().fold(loop_min.clone(), |acc, b| match b {
+        Bound::AtLeast(x) => Expr::max(acc, x.clone()),
+        Bound::AtMost(_) => acc,
+    });
+    let start = Expr::min(start, loop_end.clone());
+    // steady_end = max(min(loop_end, upper bounds + 1...), steady_min)
+    let end = upper.iter().fold(loop_end.clone(), |acc, b| match b {
+        Bound::AtMost(x) => Expr::min(acc, Expr::add(x.clone(), Expr::i32(1))),
+        Bound::AtLeast(_) => acc,
+    });
+    let end = Expr::max(end, steady_min.clone());
+    let piece = |from: &Expr, to: &Expr, body: &Stmt| {
+        Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
+    };
+    let mut pieces = Vec::new();
+    if !lower.is_empty() {
+        pieces.push(piece(&loop_min, &steady_min, body));
+    }
+    pieces.push(piece(&steady_min, &steady_end, &steady_body));
+    if !upper.is_empty() {
+        pieces.push(piece(&steady_end, &loop_end, body));
+    }
+    let name_of = |e: &Expr| e.as_var().cloned().expect("a variable");
+    let s = Stmt::let_stmt(name_of(&steady_end), end, Stmt::block(pieces));
+    let s = Stmt::let_stmt(name_of(&steady_min), start, s);
+    let s = Stmt::let_stmt(name_of(&loop_end), Expr::add(min.clone(), extent.clone()), s);
+    Some(Stmt::let_stmt(name_of(&loop_min), min.clone(), s))
+}
+
+struct Partition;
+
+impl Mutator for Partition {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s {
+            Stmt::For { name, min, extent, kind: ForKind::Serial, body } if !contains_loop(body) => {
+                partition(name, min, extent, body).unwrap_or_else(|| s.clone())
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+/// Runs the pass.
+pub fn partition_loops(s: Stmt) -> Stmt {
+    Partition.mutate_stmt(&s)
+}

@@ -1,0 +1,97 @@
+//! Loop partitioning at boundary conditions: the steady state of a clamped, vectorized
+//! stencil has no clamp left, and every size and offset of input and output still gives
+//! the reference's values, on the interpreter and in native code.
+
+use halogen::boundary;
+use halogen::prelude::*;
+
+const WEIGHTS: [i32; 5] = [1, 2, 3, 5, 7];
+
+/// A 5-tap weighted sum over `repeat_edge` of a 1-D input, vectorized by `lanes` (or not
+/// at all for 1).
+fn stencil(lanes: i32) -> (ImageParam, Func) {
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let f = Func::new("f");
+    let mut e = clamped.at(x - 2) * WEIGHTS[0];
+    for (k, w) in WEIGHTS.iter().enumerate().skip(1) {
+        e = e + clamped.at(x + (k as i32 - 2)) * *w;
+    }
+    f.def(x, e);
+    if lanes > 1 {
+        f.vectorize(x, lanes);
+    }
+    (input, f)
+}
+
+fn reference(input: &[i32], in_min: i32, out_min: i32, out_len: usize) -> Vec<i32> {
+    let last = in_min + input.len() as i32 - 1;
+    (0..out_len as i32)
+        .map(|i| {
+            let x = out_min + i;
+            WEIGHTS
+                .iter()
+                .enumerate()
+                .map(|(k, w)| input[((x + k as i32 - 2).clamp(in_min, last) - in_min) as usize] * w)
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn every_size_and_offset_gives_the_reference() {
+    for lanes in [1, 4, 8] {
+        let (input, f) = stencil(lanes);
+        let p = Pipeline::new(&[&f]);
+        for target in [Target::interp(), Target::host()] {
+            let compiled = p.compile(&target).unwrap();
+            for in_len in [1usize, 2, 3, 7, 8, 9, 17, 40] {
+                for in_min in [-5, 0, 3] {
+                    let data: Vec<i32> = (0..in_len as i32).map(|i| (i * 37 + 11) % 101 - 50).collect();
+                    let mut img = Buffer::<i32>::from_vec(data.clone(), &[in_len as i32]).unwrap();
+                    img.set_min(&[in_min]);
+                    for out_len in [1usize, 3, 8, 13, 33, 64] {
+                        for out_min in [in_min - 20, in_min - 3, in_min, in_min + 2, in_min + in_len as i32 + 4] {
+                            let mut out = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
+                            let mut args = Args::new();
+                            args.image(&input, &img);
+                            compiled.realize(&args, &mut out).unwrap();
+                            assert_eq!(
+                                out.as_slice(),
+                                reference(&data, in_min, out_min, out_len).as_slice(),
+                                "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {}",
+                                if target.is_interp() { "interp" } else { "host" }
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The body of the loop over `steady_min..steady_end` in a printed loop nest.
+fn steady_loop(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("for (") && l.contains(".steady_min, (") && l.contains(".steady_end"))
+        .unwrap_or_else(|| panic!("no steady-state loop in:\n{text}"));
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let end = (start + 1..lines.len())
+        .find(|&i| lines[i].trim() == "}" && lines[i].len() - lines[i].trim_start().len() == indent)
+        .expect("the loop closes");
+    lines[start + 1..end].join("\n")
+}
+
+#[test]
+fn the_steady_state_has_no_clamps() {
+    let (_, f) = stencil(8);
+    let text = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    let body = steady_loop(&text);
+    assert!(!body.contains("min(") && !body.contains("max("), "clamps left in the steady state:\n{body}");
+    // The prologue and epilogue keep them.
+    assert!(text.matches("max(min(").count() >= 2, "{text}");
+    insta::assert_snapshot!(text);
+}
