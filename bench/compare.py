@@ -86,8 +86,9 @@ def parse_args(argv=None):
                     help="let Halogen make its own inputs of the same size instead of reading Halide's "
                          "(no output comparison then)")
     ap.add_argument("--halide-strict-float", action="store_true",
-                    help="compile Halide with its strict_float feature (no FMA contraction), as Halogen compiles: "
-                         "float outputs then agree bit for bit, and Halide's float pipelines run a little slower")
+                    help="compile Halide with its strict_float feature (no FMA contraction) and Halogen for its "
+                         "default target (likewise): float outputs then agree bit for bit. Without it Halide "
+                         "contracts multiply-adds, and so does Halogen (`--target host-fast-math`)")
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy versions")
     ap.add_argument("--no-opencv", action="store_true", help="skip the OpenCV versions")
     ap.add_argument("--keep-dir", help="keep the exchanged .npy inputs and outputs in this folder")
@@ -192,11 +193,14 @@ def halogen_apps(binary):
     return {a["name"]: a for a in json.loads(r.stdout)}
 
 
-def run_halogen(args, binary, app, schedule, in_files, size, params, out_dir):
-    """One `halogen bench` call; returns its JSON row (with 'error' if it failed)."""
+def run_halogen(args, binary, app, schedule, in_files, size, params, out_dir, strict_float=False):
+    """One `halogen bench` call; returns its JSON row (with 'error' if it failed).
+    `strict_float`: the app's float semantics must not contract multiply-adds."""
     cmd = [binary, "bench", app, "--schedule", schedule, "--json", "--fresh-cache", "--cached-jit",
            "--runs", str(args.runs), "--max-runs", "50", "--slow-ms", str(args.slow_s * 1e3),
-           "--slow-runs", str(args.slow_runs)]
+           "--slow-runs", str(args.slow_runs),
+           # The same float semantics as Halide's: FMA contraction unless strict.
+           "--target", "host" if args.halide_strict_float or strict_float else "host-fast-math"]
     if in_files:
         cmd += [a for f in in_files for a in ("--input", f)]
         cmd += ["--save-outputs", out_dir]
@@ -342,7 +346,8 @@ def measure_app(args, hb, cls, binary, h_apps, work):
     h_scheds = h_apps[spec.name]["schedules"]
     wanted = ["hand"] + [k for k in getattr(spec, "extra_hand", {}) if k in h_scheds] + ["auto"]
     for sched in wanted:
-        r = run_halogen(args, binary, spec.name, sched, in_files, (spec.W, spec.H), halogen_params(spec), app_dir)
+        r = run_halogen(args, binary, spec.name, sched, in_files, (spec.W, spec.H), halogen_params(spec), app_dir,
+                        strict_float=getattr(spec, "strict_float", False))
         if "error" not in r and in_files:
             out_file = os.path.join(app_dir, f"{spec.name}_{sched}.npy")
             if halide_out is not None and os.path.isfile(out_file):

@@ -30,6 +30,9 @@ def f32(v):
 class CameraPipe:
     name = "camera_pipe"
     title = "camera pipeline: raw GRBG Bayer to RGB"
+    # Its float stages are strict (see build()): compare.py runs Halogen without FMA
+    # contraction for it.
+    strict_float = True
 
     def __init__(self, W=2592, H=1968):
         self.W, self.H = W, H

@@ -288,7 +288,9 @@ fn json_opt(v: Option<f64>) -> String {
 /// `median_ms`, `runs`, `threads`, `mpix_per_s` and `check`; a failed row has `app`,
 /// `schedule`, `target` and `error`.
 pub fn to_json(rows: &[Row], target: TargetArg) -> String {
-    let target = json_string(&format!("{target:?}").to_lowercase());
+    let name =
+        clap::ValueEnum::to_possible_value(&target).map_or_else(|| format!("{target:?}"), |v| v.get_name().to_string());
+    let target = json_string(&name);
     let items: Vec<String> = rows
         .iter()
         .map(|r| match &r.result {

@@ -73,6 +73,9 @@ impl From<std::io::Error> for CliError {
 pub enum TargetArg {
     /// Native code for this machine (generated C, compiled and loaded at run time).
     Host,
+    /// Native code allowed to fuse multiply-adds (`Target::with_fast_math`, what Halide
+    /// does by default); floats may differ from the interpreter's in the last bits.
+    HostFastMath,
     /// The reference interpreter.
     Interp,
 }
@@ -82,6 +85,7 @@ impl TargetArg {
     pub fn target(self) -> Target {
         match self {
             TargetArg::Host => Target::host(),
+            TargetArg::HostFastMath => Target::host().with_fast_math(),
             TargetArg::Interp => Target::interp(),
         }
     }

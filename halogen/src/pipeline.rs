@@ -15,6 +15,7 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
     kind: TargetKind,
+    fast_math: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,7 +33,7 @@ impl Target {
     /// assert!(Target::interp().is_interp());
     /// ```
     pub fn interp() -> Target {
-        Target { kind: TargetKind::Interp }
+        Target { kind: TargetKind::Interp, fast_math: false }
     }
 
     /// Native code for this machine: generated C compiled by the system C compiler
@@ -43,12 +44,32 @@ impl Target {
     /// let _t = Target::host();
     /// ```
     pub fn host() -> Target {
-        Target { kind: TargetKind::Host }
+        Target { kind: TargetKind::Host, fast_math: false }
     }
 
     /// True for the interpreter target.
     pub fn is_interp(&self) -> bool {
         self.kind == TargetKind::Interp
+    }
+
+    /// This target, allowed to contract `a * b + c` into fused multiply-adds (as Halide
+    /// does by default). Float results may then differ from the interpreter's in the last
+    /// bits; without it native code matches the interpreter bit for bit. The interpreter
+    /// ignores it.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let t = Target::host().with_fast_math();
+    /// assert!(t.fast_math() && !Target::host().fast_math());
+    /// ```
+    pub fn with_fast_math(mut self) -> Target {
+        self.fast_math = true;
+        self
+    }
+
+    /// Whether fused multiply-adds are allowed (see [`Target::with_fast_math`]).
+    pub fn fast_math(&self) -> bool {
+        self.fast_math
     }
 }
 
@@ -90,7 +111,7 @@ impl Pipeline {
         let refs: Vec<_> = self.outputs.iter().map(|f| f.func_ref().clone()).collect();
         let lowered = lower(&refs)?;
         let native = match target.kind {
-            TargetKind::Host => Some(Arc::new(JitModule::compile(&lowered)?)),
+            TargetKind::Host => Some(Arc::new(JitModule::compile_with(&lowered, target.fast_math)?)),
             TargetKind::Interp => None,
         };
         Ok(Compiled { lowered, target: target.clone(), native })

@@ -79,13 +79,14 @@ pub(crate) struct Placement {
     pub slide_dim: Option<usize>,
 }
 
-/// Runs Algorithm 1 over the group's stages, given as `(stage, its consumer)` pairs,
-/// consumers first (the group output is `out`). `split_slides` says whether the lowering
+/// Runs Algorithm 1 over the group's stages, given as `(stage, its consumers)` pairs,
+/// consumers first (the group output is `out`); a stage read by several members is
+/// computed at or outside the levels of all of them. `split_slides` says whether the lowering
 /// slides over the inner loop of a split. `None` if some stage cannot be computed inside
 /// the nest (its footprint stands still along the outermost loop: it belongs at root).
 pub(crate) fn fuse(
     nest: &Nest,
-    stages: &[(usize, usize)],
+    stages: &[(usize, Vec<usize>)],
     out: usize,
     models: &GroupModels,
     single_stage: &dyn Fn(usize) -> bool,
@@ -94,9 +95,15 @@ pub(crate) fn fuse(
     let n = nest.loops.len();
     let p = &models.p;
     let mut placed: Vec<(usize, Placement)> = Vec::new();
-    for &(f, consumer) in stages {
+    for (f, consumers) in stages {
+        let f = *f;
         let model = models.funcs.get(&f)?;
-        let consumer_level = if consumer == out { 0 } else { placed.iter().find(|(s, _)| *s == consumer)?.1.compute };
+        let mut consumer_level = 0;
+        for &consumer in consumers {
+            if consumer != out {
+                consumer_level = consumer_level.max(placed.iter().find(|(s, _)| *s == consumer)?.1.compute);
+            }
+        }
         // Whether the lowering's sliding window can reuse values along loop `l`: an unsplit
         // loop (or a split one, where the lowering proves it), not the parallel one, one
         // dimension of the stage moving with it by a whole number of points per iteration
@@ -178,7 +185,7 @@ mod tests {
     #[test]
     fn blur_x_is_computed_at_yi_and_stored_at_xo() {
         let m = blur_models();
-        let placed = fuse(&tiled(3), &[(1, 0)], 0, &m, &|_| true, true).unwrap();
+        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true).unwrap();
         // (yi, xo): compute inside the row loop, store one level out, slide along y.
         assert_eq!(placed, vec![(1, Placement { compute: 1, store: 2, slide_dim: Some(1) })]);
         // The folded buffer: one row of the tile plus the overlap, 3·Tx values.
@@ -188,7 +195,7 @@ mod tests {
         assert_eq!(f.volume(&b, &m.p), 3.0 * 256.0);
         // Without sliding over split loops, blur_x is computed per tile (at xo) instead of
         // recomputing its rows for every row of the tile.
-        let placed = fuse(&tiled(3), &[(1, 0)], 0, &m, &|_| true, false).unwrap();
+        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, false).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 2, store: 2, slide_dim: None })]);
     }
 
@@ -209,10 +216,10 @@ mod tests {
             extent: vec![6400.0, 4800.0],
             parallel: Some(2),
         };
-        let placed = fuse(&strips, &[(1, 0)], 0, &m, &|_| true, false).unwrap();
+        let placed = fuse(&strips, &[(1, vec![0])], 0, &m, &|_| true, false).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 2, store: 2, slide_dim: None })]);
         // A unit-step window (the blur) slides in the same nest.
-        let placed = fuse(&strips, &[(1, 0)], 0, &blur_models(), &|_| true, false).unwrap();
+        let placed = fuse(&strips, &[(1, vec![0])], 0, &blur_models(), &|_| true, false).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 1, store: 2, slide_dim: Some(1) })]);
     }
 
@@ -222,6 +229,6 @@ mod tests {
         // the outermost yo forbids (it belongs at root).
         let mut m = blur_models();
         m.funcs.get_mut(&1).unwrap().slope = vec![vec![1.0, 0.0], vec![0.0, 0.0]];
-        assert_eq!(fuse(&tiled(3), &[(1, 0)], 0, &m, &|_| true, true), None);
+        assert_eq!(fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true), None);
     }
 }

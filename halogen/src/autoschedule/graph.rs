@@ -129,31 +129,43 @@ impl Visitor for CallFinder {
 
 /// Counts arithmetic outside call indices, and calls.
 fn cost_of(values: &[Expr]) -> (f64, usize, usize) {
-    fn walk(e: &Expr, in_index: bool, ops: &mut f64, loads: &mut usize, value_ops: &mut usize) {
-        match e.kind() {
-            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
-            ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
-                *ops += 1.0;
-                *loads += 1;
-                args.iter().for_each(|a| walk(a, true, ops, loads, value_ops));
+    /// Counts each distinct subexpression once (structurally, as CSE will find them).
+    struct Cost {
+        seen: std::collections::HashSet<Expr>,
+        ops: f64,
+        loads: usize,
+        value_ops: usize,
+    }
+    impl Cost {
+        fn walk(&mut self, e: &Expr, in_index: bool) {
+            if !self.seen.insert(e.clone()) {
+                return;
             }
-            ExprKind::Let { value, body, .. } => {
-                walk(value, in_index, ops, loads, value_ops);
-                walk(body, in_index, ops, loads, value_ops);
-            }
-            _ => {
-                // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
-                *ops += if in_index { 0.25 } else { 1.0 };
-                if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
-                    *value_ops += 1;
+            match e.kind() {
+                ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+                ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
+                    self.ops += 1.0;
+                    self.loads += 1;
+                    args.iter().for_each(|a| self.walk(a, true));
                 }
-                e.for_each_child(|c| walk(c, in_index, ops, loads, value_ops));
+                ExprKind::Let { value, body, .. } => {
+                    self.walk(value, in_index);
+                    self.walk(body, in_index);
+                }
+                _ => {
+                    // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
+                    self.ops += if in_index { 0.25 } else { 1.0 };
+                    if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
+                        self.value_ops += 1;
+                    }
+                    e.for_each_child(|c| self.walk(c, in_index));
+                }
             }
         }
     }
-    let (mut ops, mut loads, mut value_ops) = (0.0, 0, 0);
-    values.iter().for_each(|v| walk(v, false, &mut ops, &mut loads, &mut value_ops));
-    (ops.max(1.0), loads, value_ops)
+    let mut c = Cost { seen: Default::default(), ops: 0.0, loads: 0, value_ops: 0 };
+    values.iter().for_each(|v| c.walk(v, false));
+    (c.ops.max(1.0), c.loads, c.value_ops)
 }
 
 fn touched(fref: &FuncRef) -> bool {
@@ -268,7 +280,15 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
                     Callee::Image(cname)
                 }
             };
-            node_calls.push(Call { stage: k, callee, args: cargs });
+            // The same call written twice (a shared subexpression) reads once once the
+            // code is CSE'd, so it counts once.
+            let call = Call { stage: k, callee, args: cargs };
+            if !node_calls
+                .iter()
+                .any(|c: &Call| c.stage == call.stage && c.callee == call.callee && c.args == call.args)
+            {
+                node_calls.push(call);
+            }
         }
         let (ops, loads, value_ops) = cost_of(&stages[0].values);
         let trivial = loads <= 1 && value_ops <= 2 && stages.len() == 1;

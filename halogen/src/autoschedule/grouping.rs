@@ -35,6 +35,8 @@ pub(crate) struct Ctx<'a> {
     pub regions: &'a BTreeMap<usize, NumBox>,
     /// Group evaluations left before the planner stops searching splits.
     pub budget: Cell<usize>,
+    /// Every member's consumers (see [`Groups::consumers`]).
+    pub consumers: &'a BTreeMap<usize, Vec<usize>>,
 }
 
 /// A group as scheduled.
@@ -54,9 +56,23 @@ pub(crate) struct Planned {
 /// a group of its own.
 pub(crate) const MAX_FUSION_DEPTH: usize = 3;
 
-/// Algorithm 4: the group outputs (consumers first) and each member's consumer.
-pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> (Vec<usize>, BTreeMap<usize, usize>) {
+/// The groups of Algorithm 4.
+pub(crate) struct Groups {
+    /// Group outputs, consumers first.
+    pub outputs: Vec<usize>,
+    /// Each member's consumer, the edge of the tree that Algorithm 5 splits along.
+    pub consumer: BTreeMap<usize, usize>,
+    /// Each member's consumers: one, or several members and the output of one group.
+    pub consumers: BTreeMap<usize, Vec<usize>>,
+}
+
+/// Algorithm 4. A stage joins the group of its consumers when they all belong to one
+/// group (a stage read by two stages of a group, such as harris' gradients read by both
+/// the squared and the cross products, is computed inside that group's loops, outside
+/// both readers); otherwise it starts a group of its own.
+pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> Groups {
     let mut consumer = BTreeMap::new();
+    let mut consumers = BTreeMap::new();
     let mut depth: BTreeMap<usize, usize> = BTreeMap::new();
     let mut outputs = Vec::new();
     for &i in g.order.iter().rev() {
@@ -69,19 +85,23 @@ pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> (Vec<usize>, BTreeMap<
             continue;
         }
         let eff = effective_consumers(g, inlined, i);
-        let fits_inside = eff.len() == 1 && {
-            let e = &g.nodes[eff[0]];
-            !e.fixed && !e.has_updates() && e.dims() > 0
-        };
-        let d = if fits_inside { depth.get(&eff[0]).copied().unwrap_or(0) + 1 } else { 0 };
+        let fits_inside = !eff.is_empty()
+            && eff.iter().all(|&c| {
+                let e = &g.nodes[c];
+                !e.fixed && !e.has_updates() && e.dims() > 0
+            })
+            && eff.iter().all(|&c| group_of(&consumer, c) == group_of(&consumer, eff[0]));
+        let d =
+            if fits_inside { eff.iter().map(|c| depth.get(c).copied().unwrap_or(0)).max().unwrap_or(0) + 1 } else { 0 };
         if fits_inside && d <= MAX_FUSION_DEPTH {
             consumer.insert(i, eff[0]);
+            consumers.insert(i, eff);
             depth.insert(i, d);
         } else {
             outputs.push(i);
         }
     }
-    (outputs, consumer)
+    Groups { outputs, consumer, consumers }
 }
 
 /// The group output a member ends up in.
@@ -111,6 +131,14 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
         }
         let sub: Vec<usize> = members.iter().copied().filter(|&f| f != m && reaches_through(consumer, f, m)).collect();
         let rest: Vec<usize> = members.iter().copied().filter(|&f| f != m && !sub.contains(&f)).collect();
+        // A stage with several consumers must stay on the side of all of them.
+        let on_m_side = |f: usize| f == m || sub.contains(&f);
+        let splits_a_stage = members.iter().any(|&f| {
+            f != m && ctx.consumers.get(&f).is_some_and(|cs| cs.iter().any(|&c| on_m_side(c) != on_m_side(f)))
+        });
+        if splits_a_stage {
+            continue;
+        }
         let mut split_consumer = consumer.clone();
         split_consumer.remove(&m);
         let mut plans = plan(ctx, m, &sub, &split_consumer);
@@ -158,7 +186,13 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
     let models = group_models(g, ctx.scope, out, region, &expand, ctx.root);
     let external: Vec<usize> =
         models.funcs.keys().copied().filter(|&n| n != out && !member_set.contains(&n) && !ctx.inlined[n]).collect();
-    let stages: Vec<(usize, usize)> = members.iter().map(|&f| (f, consumer[&f])).collect();
+    let stages: Vec<(usize, Vec<usize>)> = members
+        .iter()
+        .map(|&f| {
+            let all = ctx.consumers.get(&f).cloned().unwrap_or_else(|| vec![consumer[&f]]);
+            (f, all.into_iter().filter(|c| *c == out || member_set.contains(c)).collect())
+        })
+        .collect();
     let node = &g.nodes[out];
     let single_stage = |f: usize| !g.nodes[f].has_updates();
     let input = GroupInput {

@@ -235,7 +235,7 @@ fn plan_pipeline(
     let reaches = inline::reachability(g);
     let inlined = inline::decide_inlining(g, &est.scope, &root, &reaches);
     let ops = inline::effective_ops(g, &inlined);
-    let (outputs, consumer) = grouping::form_groups(g, &inlined);
+    let grouping::Groups { outputs, consumer, consumers } = grouping::form_groups(g, &inlined);
     let mut regions: BTreeMap<usize, footprint::NumBox> = est.outputs.clone();
     for &o in &outputs {
         if let (false, Some(r)) = (regions.contains_key(&o), root.funcs[o].as_ref()) {
@@ -252,6 +252,7 @@ fn plan_pipeline(
         split_slides: split_loops_slide(),
         regions: &regions,
         budget: Cell::new(SPLIT_BUDGET),
+        consumers: &consumers,
     };
     let mut planned = Vec::new();
     for &o in &outputs {

@@ -19,7 +19,7 @@ const W_LOAD: f64 = 2.0;
 /// Extra cost of starting a new row (a new prefetch stream), in cache lines (eq. 6).
 const STREAM: f64 = 4.0;
 /// Fixed cost of entering a producer's loop nest once, in operations.
-const OVERHEAD: f64 = 24.0;
+const OVERHEAD: f64 = 300.0;
 /// Fixed cost of one tile (loop set-up, bounds), in operations.
 const TILE_OVERHEAD: f64 = 64.0;
 /// Fixed cost of handing one iteration of the parallel loop to a thread, in operations.
@@ -31,7 +31,7 @@ pub(crate) const PARALLEL_MIN_WORK: f64 = 65536.0;
 pub(crate) struct GroupInput<'a> {
     pub out: usize,
     /// Stages computed inside the output's nest, with their consumer, consumers first.
-    pub stages: &'a [(usize, usize)],
+    pub stages: &'a [(usize, Vec<usize>)],
     /// Per node: cost of one point, inlined callees included.
     pub ops: &'a [f64],
     /// Lanes of the output's vectors, and bytes per point of the output.

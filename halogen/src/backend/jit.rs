@@ -79,11 +79,22 @@ pub fn sanitize_enabled() -> bool {
 /// assert!(f.iter().any(|x| x == "-ffp-contract=off"));
 /// ```
 pub fn flags() -> Vec<String> {
-    let mut f: Vec<String> =
-        ["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    flags_for(false)
+}
+
+/// The flags for code that may (`fast_math`, see [`crate::Target::with_fast_math`]) or may
+/// not contract `a * b + c` into fused multiply-adds.
+///
+/// ```
+/// let f = halogen::backend::jit::flags_for(true);
+/// assert!(f.iter().any(|x| x == "-ffp-contract=fast"));
+/// ```
+pub fn flags_for(fast_math: bool) -> Vec<String> {
+    let contract = if fast_math { "-ffp-contract=fast" } else { "-ffp-contract=off" };
+    let mut f: Vec<String> = ["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", contract, "-fno-math-errno"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     if sanitize_enabled() {
         f.extend(
             ["-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
@@ -230,14 +241,24 @@ impl std::fmt::Debug for JitModule {
 impl JitModule {
     /// Prints the lowered pipeline as C, compiles it (or finds it in the cache) and loads it.
     pub fn compile(lowered: &Lowered) -> Result<JitModule> {
-        JitModule::load(c::generate(lowered, ENTRY)?)
+        JitModule::compile_with(lowered, false)
+    }
+
+    /// [`JitModule::compile`], allowing fused multiply-adds where `fast_math` says so.
+    pub fn compile_with(lowered: &Lowered, fast_math: bool) -> Result<JitModule> {
+        JitModule::load_with(c::generate(lowered, ENTRY)?, fast_math)
     }
 
     /// Compiles (or finds in the cache) and loads printed C whose entry point is `module.entry`.
     pub fn load(module: CModule) -> Result<JitModule> {
+        JitModule::load_with(module, false)
+    }
+
+    /// [`JitModule::load`], allowing fused multiply-adds where `fast_math` says so.
+    pub fn load_with(module: CModule, fast_math: bool) -> Result<JitModule> {
         let cc = compiler();
         let version = compiler_version(&cc)?;
-        let flags = flags();
+        let flags = flags_for(fast_math);
         let key = cache_key(&module.source, &cc, &version, &flags);
         let dir = cache_dir();
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create the cache folder", &dir, e))?;

@@ -246,6 +246,20 @@ impl Namer {
         candidate
     }
 
+    /// A new identifier for the IR name `name`, declared in the function-level block
+    /// (whatever block is open now), distinct from every name visible here.
+    pub fn fresh_in_function(&mut self, name: &str) -> String {
+        let base = sanitize(name);
+        let mut candidate = base.clone();
+        let mut k = 2;
+        while self.taken(&candidate) {
+            candidate = format!("{base}_{k}");
+            k += 1;
+        }
+        self.blocks[0].insert(candidate.clone());
+        candidate
+    }
+
     /// Marks `ident` (already a valid identifier) as declared in the innermost block.
     pub fn reserve(&mut self, ident: &str) {
         if let Some(b) = self.blocks.last_mut() {

@@ -189,10 +189,10 @@ static inline void h_msg_f64(struct h_msg *m, double v, int digits) {
     h_msg_str(m, b);
 }
 
-/* Heap storage of an Allocate: checks the extents as the interpreter does; null (after
-   reporting the error) on failure. */
-static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
-                            size_t elem_bytes, int dims, const int64_t *extents) {
+/* The number of elements of an Allocate, checked as the interpreter checks it; false (after
+   reporting the error) when the extents are negative or too large. */
+static inline bool h_alloc_size(const struct halogen_runtime *rt, void *ctx, const char *name, int dims,
+                                const int64_t *extents, uint64_t *elements) {
     uint64_t size = 1;
     struct h_msg m = {{0}, 0};
     for (int d = 0; d < dims; d++) {
@@ -205,7 +205,7 @@ static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const c
             h_msg_i64(&m, extents[d]);
             h_msg_str(&m, ")");
             rt->error(ctx, m.text);
-            return NULL;
+            return false;
         }
         if (__builtin_mul_overflow(size, (uint64_t)extents[d], &size)) size = UINT64_MAX;
     }
@@ -217,20 +217,55 @@ static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const c
         h_msg_str(&m, " elements, more than the limit of ");
         h_msg_u64(&m, HALOGEN_MAX_ALLOCATION_ELEMENTS);
         rt->error(ctx, m.text);
-        return NULL;
+        return false;
     }
-    /* Zeroed, as the interpreter's allocations are. */
-    void *p = calloc(size > 0 ? size : 1, elem_bytes);
-    if (!p) {
-        h_msg_str(&m, "allocation of '");
-        h_msg_str(&m, name);
-        h_msg_str(&m, "': out of memory for ");
-        h_msg_u64(&m, size);
-        h_msg_str(&m, " elements of ");
-        h_msg_str(&m, elem);
-        rt->error(ctx, m.text);
-    }
+    *elements = size;
+    return true;
+}
+
+static inline void h_alloc_oom(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
+                               uint64_t elements) {
+    struct h_msg m = {{0}, 0};
+    h_msg_str(&m, "allocation of '");
+    h_msg_str(&m, name);
+    h_msg_str(&m, "': out of memory for ");
+    h_msg_u64(&m, elements);
+    h_msg_str(&m, " elements of ");
+    h_msg_str(&m, elem);
+    rt->error(ctx, m.text);
+}
+
+/* Heap storage of an Allocate, not initialized (bounds inference makes every read follow a
+   write); null (after reporting the error) on failure. */
+static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
+                            size_t elem_bytes, int dims, const int64_t *extents) {
+    uint64_t size;
+    if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
+    void *p = malloc((size > 0 ? size : 1) * elem_bytes);
+    if (!p) h_alloc_oom(rt, ctx, name, elem, size);
     return p;
+}
+
+/* Heap storage of an Allocate inside a loop: the block in `*slot` (of `*slot_bytes`) is
+   reused when it is large enough, and replaced by a larger one when not. The function that
+   owns the slot frees it when it returns. */
+static inline void *h_alloc_reuse(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
+                                  size_t elem_bytes, int dims, const int64_t *extents, void **slot,
+                                  size_t *slot_bytes) {
+    uint64_t size;
+    if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
+    size_t bytes = (size > 0 ? size : 1) * elem_bytes;
+    if (bytes > *slot_bytes) {
+        free(*slot);
+        *slot_bytes = 0;
+        *slot = malloc(bytes);
+        if (!*slot) {
+            h_alloc_oom(rt, ctx, name, elem, size);
+            return NULL;
+        }
+        *slot_bytes = bytes;
+    }
+    return *slot;
 }
 
 /* The runtime used when the caller passes none: serial loops, errors on stderr. */

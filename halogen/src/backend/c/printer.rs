@@ -64,6 +64,12 @@ struct Function {
     bufs: Vec<Buf>,
     /// Heap allocations live at this point, innermost last: freed before an error return.
     heap: Vec<String>,
+    /// Serial loops around the statement being printed, in this function.
+    loop_depth: usize,
+    /// Reuse slots of allocations inside loops (see [`Printer::allocate`]): declared at
+    /// `slots_at` in `out`, freed wherever the function returns.
+    slots: Vec<String>,
+    slots_at: usize,
 }
 
 impl Function {
@@ -133,7 +139,29 @@ impl Printer {
         for f in frees {
             self.line(f);
         }
+        self.free_slots();
         self.line("return -1;");
+    }
+
+    /// Marks where the function's reuse slots are declared: after its preamble.
+    fn start_slots(&mut self) {
+        self.f.slots_at = self.f.out.len();
+    }
+
+    fn free_slots(&mut self) {
+        let frees: Vec<String> = self.f.slots.iter().map(|c| format!("free({c});")).collect();
+        for f in frees {
+            self.line(f);
+        }
+    }
+
+    /// Returns success from the function, freeing its reuse slots, and declares them.
+    fn finish_function(&mut self) {
+        self.free_slots();
+        self.line("return 0;");
+        let decls: String =
+            self.f.slots.iter().map(|c| format!("    void *{c} = NULL;\n    size_t {c}_bytes = 0;\n")).collect();
+        self.f.out.insert_str(self.f.slots_at, &decls);
     }
 
     fn lookup_var(&self, name: &Name) -> Result<&Var> {
@@ -260,8 +288,9 @@ impl Printer {
                 return Err(internal(format!("buffer '{b}' is used but is neither an input nor the output")));
             }
         }
+        self.start_slots();
         self.stmt(s)?;
-        self.line("return 0;");
+        self.finish_function();
         let body = std::mem::take(&mut self.f.out);
 
         let mut out = String::new();
@@ -406,7 +435,9 @@ impl Printer {
         }
         self.f.indent += 1;
         self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None, uniform: None, clamped: None });
+        self.f.loop_depth += 1;
         let r = self.stmt(body);
+        self.f.loop_depth -= 1;
         self.f.vars.pop();
         self.f.indent -= 1;
         self.f.namer.close();
@@ -462,8 +493,9 @@ impl Printer {
             uniform: None,
             clamped: None,
         });
+        self.start_slots();
         let r = self.stmt(body);
-        self.line("return 0;");
+        self.finish_function();
         let text = std::mem::replace(&mut self.f, outer).out;
         r?;
         self.bodies.push(format!(
@@ -537,10 +569,31 @@ impl Printer {
         let on_stack =
             constant.filter(|n| (*n as u64).saturating_mul(elem.bytes() as u64) <= STACK_ALLOCATION_BYTES as u64);
         let cname;
+        // Inside a loop, heap storage is reused from one iteration to the next (a slot of
+        // the function, grown when an iteration needs more) instead of being allocated and
+        // freed each time.
+        let reuse = on_stack.is_none() && self.f.loop_depth > 0;
         if let Some(n) = on_stack {
             cname = self.f.namer.fresh(name);
-            // Zeroed, as the interpreter's allocations are.
-            self.line(format!("{e} {cname}[{}] = {{0}};", n.max(1)));
+            // Not initialized: bounds inference makes every read follow a write.
+            self.line(format!("{e} {cname}[{}];", n.max(1)));
+        } else if reuse {
+            let exts = extents
+                .iter()
+                .map(|x| self.expr(x).map(|s| strip_parens(&s).to_string()))
+                .collect::<Result<Vec<_>>>()?;
+            let slot = self.f.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
+            self.f.slots.push(slot.clone());
+            cname = self.f.namer.fresh(name);
+            self.line(format!(
+                "{e} *{cname} = ({e} *)h_alloc_reuse(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}}, &{slot}, &{slot}_bytes);",
+                c_string(name),
+                exts.len(),
+                if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
+            ));
+            self.open(format!("if (!{cname}) {{"));
+            self.fail();
+            self.close("}");
         } else {
             let exts = extents
                 .iter()
@@ -561,7 +614,7 @@ impl Printer {
         self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem });
         let r = self.stmt(body);
         self.f.bufs.pop();
-        if on_stack.is_none() {
+        if on_stack.is_none() && !reuse {
             self.f.heap.pop();
             self.line(format!("free({cname});"));
         }
