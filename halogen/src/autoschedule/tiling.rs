@@ -24,6 +24,9 @@ const OVERHEAD: f64 = 300.0;
 const TILE_OVERHEAD: f64 = 64.0;
 /// Fixed cost of handing one iteration of the parallel loop to a thread, in operations.
 const TASK_OVERHEAD: f64 = 1000.0;
+/// Expected share of the threads idle at the end of a parallel loop with one task per
+/// core (it shrinks in proportion with more tasks per core).
+const IMBALANCE: f64 = 0.25;
 /// Work (points × operations) below which a loop is not worth running in parallel.
 pub(crate) const PARALLEL_MIN_WORK: f64 = 65536.0;
 
@@ -166,7 +169,16 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     }
     // Small stages stay on one thread (apply.rs does not parallelize them either).
     let parallel = nest.parallel.filter(|_| work >= PARALLEL_MIN_WORK);
-    let threads = parallel.map_or(1.0, |l| nest.trips(l).min(m.cores as f64)).max(1.0);
+    // Threads kept busy: with few tasks per core, one late task (another process, a
+    // slower core) leaves the others idle at the end, so a few tasks per core balance
+    // better than one.
+    let threads = parallel
+        .map_or(1.0, |l| {
+            let tasks = nest.trips(l);
+            let per_core = tasks / m.cores as f64;
+            tasks.min(m.cores as f64) * (1.0 - IMBALANCE / per_core.max(1.0))
+        })
+        .max(1.0);
     if unfolded > m.l2 as f64 || all_buffers * threads > m.llc as f64 {
         return None;
     }
@@ -180,7 +192,11 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     for q in ext_models {
         let rows: f64 = (1..q.dims()).map(|d| q.extent(d, &b, p)).product();
         let width = if q.dims() > 0 { q.extent(0, &b, p) } else { 1.0 };
-        load += tiles * rows * ((width * q.bytes as f64 / line).ceil() + STREAM);
+        // Rows as wide as the whole buffer follow each other in memory: one stream for
+        // the tile. Narrower rows each start a stream of their own.
+        let whole_rows = q.dims() > 0 && width >= q.full[0];
+        let streams = if whole_rows { 1.0 } else { rows };
+        load += tiles * (rows * (width * q.bytes as f64 / line).ceil() + streams * STREAM);
     }
     overhead += tiles * TILE_OVERHEAD + parallel.map_or(0.0, |l| nest.instances(l) * TASK_OVERHEAD);
     // Partial vectors waste lanes.

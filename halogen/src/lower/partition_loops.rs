@@ -1,4 +1,4 @@
-//! Pass 8: partition innermost loops at their boundary conditions.
+//! Pass 8: partition innermost vector loops at their boundary conditions.
 //!
 //! A clamped access such as `input[min(x + 1, last)]` (what `repeat_edge` and the
 //! ShiftInwards tail of a split leave) costs a `min`, and in a vector loop it turns a dense
@@ -403,12 +403,23 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt
     Some(Stmt::let_stmt(name_of(&loop_min), min.clone(), s))
 }
 
+/// Whether `s` stores a vector: the loop was vectorized. Only such loops are partitioned:
+/// there a clamp turns dense loads into gathers, while in a scalar loop it costs one
+/// `min` and the C compiler would get three copies of the body to compile for little gain.
+fn stores_vectors(s: &Stmt) -> bool {
+    let mut found = matches!(s, Stmt::Store { value, .. } if value.ty().is_vector());
+    s.for_each_child(|c| found = found || stores_vectors(c), |_| {});
+    found
+}
+
 struct Partition;
 
 impl Mutator for Partition {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
-            Stmt::For { name, min, extent, kind: ForKind::Serial, body } if !contains_loop(body) => {
+            Stmt::For { name, min, extent, kind: ForKind::Serial, body }
+                if !contains_loop(body) && stores_vectors(body) =>
+            {
                 partition(name, min, extent, body).unwrap_or_else(|| s.clone())
             }
             _ => mutate_stmt_children(self, s),
