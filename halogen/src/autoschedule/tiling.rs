@@ -20,6 +20,9 @@ const W_LOAD: f64 = 2.0;
 const STREAM: f64 = 4.0;
 /// Fixed cost of entering a producer's loop nest once, in operations.
 const OVERHEAD: f64 = 300.0;
+/// Fixed cost of one run of the output's innermost loop (a row of a tile: its bounds,
+/// the partition into boundary and steady-state parts), in operations.
+const ROW_OVERHEAD: f64 = 40.0;
 /// Fixed cost of one tile (loop set-up, bounds), in operations.
 const TILE_OVERHEAD: f64 = 64.0;
 /// Fixed cost of handing one iteration of the parallel loop to a thread, in operations.
@@ -199,6 +202,7 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
         load += tiles * (rows * (width * q.bytes as f64 / line).ceil() + streams * STREAM);
     }
     overhead += tiles * TILE_OVERHEAD + parallel.map_or(0.0, |l| nest.instances(l) * TASK_OVERHEAD);
+    overhead += nest.instances(1) * ROW_OVERHEAD;
     // Partial vectors waste lanes.
     let inner = nest.tile[0];
     let lanes = input.lanes as f64;
