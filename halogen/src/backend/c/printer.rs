@@ -569,6 +569,8 @@ impl Printer {
         let on_stack =
             constant.filter(|n| (*n as u64).saturating_mul(elem.bytes() as u64) <= STACK_ALLOCATION_BYTES as u64);
         let cname;
+        // Heap storage is declared `restrict`: nothing else points into it, which the C
+        // compiler cannot see through a reused block and needs to reorder loads and stores.
         // Inside a loop, heap storage is reused from one iteration to the next (a slot of
         // the function, grown when an iteration needs more) instead of being allocated and
         // freed each time.
@@ -586,7 +588,7 @@ impl Printer {
             self.f.slots.push(slot.clone());
             cname = self.f.namer.fresh(name);
             self.line(format!(
-                "{e} *{cname} = ({e} *)h_alloc_reuse(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}}, &{slot}, &{slot}_bytes);",
+                "{e} *restrict {cname} = ({e} *)h_alloc_reuse(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}}, &{slot}, &{slot}_bytes);",
                 c_string(name),
                 exts.len(),
                 if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
@@ -601,7 +603,7 @@ impl Printer {
                 .collect::<Result<Vec<_>>>()?;
             cname = self.f.namer.fresh(name);
             self.line(format!(
-                "{e} *{cname} = ({e} *)h_alloc(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}});",
+                "{e} *restrict {cname} = ({e} *)h_alloc(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}});",
                 c_string(name),
                 exts.len(),
                 if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
