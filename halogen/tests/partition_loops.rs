@@ -95,3 +95,33 @@ fn the_steady_state_has_no_clamps() {
     assert!(text.matches("max(min(").count() >= 2, "{text}");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn clamps_against_constants_near_the_i32_limits() {
+    // `min(x, 2147483000)` and `max(x, -2147483000)` never clamp here, but the distance
+    // from the loop's bounds to those constants does not fit in an i32: the steady state's
+    // bounds must not wrap around.
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let f = Func::new("f");
+    let i = max(min(x, 2_147_483_000), -2_147_483_000);
+    f.def(x, clamped.at(i.clone() - 1) + clamped.at(i + 1) * 3);
+    f.vectorize(x, 8);
+    let p = Pipeline::new(&[&f]);
+    let data: Vec<i32> = (0..50).map(|v| v * 7 % 23).collect();
+    let mut img = Buffer::<i32>::from_vec(data.clone(), &[50]).unwrap();
+    img.set_min(&[-30]);
+    let at = |x: i32| data[((x).clamp(-30, 19) + 30) as usize];
+    for target in [Target::interp(), Target::host()] {
+        let compiled = p.compile(&target).unwrap();
+        for (out_min, len) in [(-40, 70), (-25, 9), (0, 33)] {
+            let mut out = Buffer::<i32>::with_min(&[out_min], &[len]);
+            let mut args = Args::new();
+            args.image(&input, &img);
+            compiled.realize(&args, &mut out).unwrap();
+            let expected: Vec<i32> = (out_min..out_min + len).map(|x| at(x - 1) + at(x + 1) * 3).collect();
+            assert_eq!(out.as_slice(), expected.as_slice(), "output [{out_min}, +{len})");
+        }
+    }
+}

@@ -226,23 +226,27 @@ impl Analysis {
             _ => return None,
         };
         let c = var_side.coef;
+        // The bound is worked out in 64 bits, so that `inv - var` cannot wrap (a clamp
+        // against a constant near the limits of i32), then clamped back into i32.
+        let wide = |e: Expr| Expr::cast(Type::i64(), e);
+        let k = |v: i64| Expr::int_imm(Type::i64(), v);
         let bound = if *op == BinOp::Min {
             // Every lane of the likely side at most every lane of the other:
             // c·v <= r with r = inv.base + inv.lo - var.base - var.hi.
-            let r = Expr::sub(Expr::add(inv_side.base, Expr::i32(inv_side.lo - var_side.hi)), var_side.base);
+            let r = Expr::sub(Expr::add(wide(inv_side.base), k(inv_side.lo - var_side.hi)), wide(var_side.base));
             if c > 0 {
-                Bound::AtMost(Expr::div(r, Expr::i32(c)))
+                Bound::AtMost(narrow(Expr::div(r, k(c))))
             } else {
-                Bound::AtLeast(Expr::sub(Expr::i32(0), Expr::div(r, Expr::i32(-c))))
+                Bound::AtLeast(narrow(Expr::sub(k(0), Expr::div(r, k(-c)))))
             }
         } else {
             // Every lane of the likely side at least every lane of the other:
             // c·v >= r with r = inv.base + inv.hi - var.base - var.lo.
-            let r = Expr::sub(Expr::add(inv_side.base, Expr::i32(inv_side.hi - var_side.lo)), var_side.base);
+            let r = Expr::sub(Expr::add(wide(inv_side.base), k(inv_side.hi - var_side.lo)), wide(var_side.base));
             if c > 0 {
-                Bound::AtLeast(Expr::div(Expr::add(r, Expr::i32(c - 1)), Expr::i32(c)))
+                Bound::AtLeast(narrow(Expr::div(Expr::add(r, k(c - 1)), k(c))))
             } else {
-                Bound::AtMost(Expr::div(Expr::sub(Expr::i32(0), r), Expr::i32(-c)))
+                Bound::AtMost(narrow(Expr::div(Expr::sub(k(0), r), k(-c))))
             }
         };
         Some(Candidate { likely, bound })
@@ -290,6 +294,13 @@ impl Analysis {
             }
         }
     }
+}
+
+/// A 64-bit bound as an `i32`, clamped so that `bound + 1` still fits.
+fn narrow(e: Expr) -> Expr {
+    let k = |v: i64| Expr::int_imm(Type::i64(), v);
+    let clamped = Expr::min(Expr::max(e, k(i64::from(i32::MIN) + 1)), k(i64::from(i32::MAX) - 1));
+    Expr::cast(Type::i32(), clamped)
 }
 
 fn constant(e: &Expr) -> Option<i64> {
