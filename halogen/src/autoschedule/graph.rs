@@ -18,7 +18,7 @@ pub(crate) enum Callee {
 }
 
 /// One call made by a definition.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Call {
     /// The stage of the caller that makes it (0 = the pure definition).
     pub stage: usize,
@@ -283,10 +283,7 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
             // The same call written twice (a shared subexpression) reads once once the
             // code is CSE'd, so it counts once.
             let call = Call { stage: k, callee, args: cargs };
-            if !node_calls
-                .iter()
-                .any(|c: &Call| c.stage == call.stage && c.callee == call.callee && c.args == call.args)
-            {
+            if !node_calls.contains(&call) {
                 node_calls.push(call);
             }
         }

@@ -361,9 +361,10 @@ impl Mutator for Steady<'_> {
     }
 }
 
-fn contains_loop(s: &Stmt) -> bool {
-    let mut found = matches!(s, Stmt::For { .. });
-    s.for_each_child(|c| found = found || contains_loop(c), |_| {});
+/// Whether `s` or a statement inside it satisfies `pred`.
+fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
+    let mut found = pred(s);
+    s.for_each_child(|c| found = found || any_stmt(c, pred), |_| {});
     found
 }
 
@@ -377,24 +378,19 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt
     if analysis.bounds.is_empty() {
         return None;
     }
-    let (lower, upper): (Vec<Bound>, Vec<Bound>) =
-        analysis.bounds.iter().cloned().partition(|b| matches!(b, Bound::AtLeast(_)));
+    let lower: Vec<Expr> =
+        analysis.bounds.iter().filter_map(|b| if let Bound::AtLeast(x) = b { Some(x.clone()) } else { None }).collect();
+    let upper: Vec<Expr> =
+        analysis.bounds.iter().filter_map(|b| if let Bound::AtMost(x) = b { Some(x.clone()) } else { None }).collect();
     let steady_body = Steady { analysis: &mut analysis, memo: HashMap::new() }.mutate_stmt(body);
 
-    let var = |suffix: &str| Expr::var(Type::i32(), format!("{name}.{suffix}"));
-    let (loop_min, loop_end) = (var("loop_min"), var("loop_end"));
-    let (steady_min, steady_end) = (var("steady_min"), var("steady_end"));
+    let names =
+        ["loop_min", "loop_end", "steady_min", "steady_end"].map(|suffix| Name::from(format!("{name}.{suffix}")));
+    let [loop_min, loop_end, steady_min, steady_end] = names.clone().map(|n| Expr::var(Type::i32(), n));
     // steady_min = min(max(loop_min, lower bounds...), loop_end)
-    let start = lower.iter().fold(loop_min.clone(), |acc, b| match b {
-        Bound::AtLeast(x) => Expr::max(acc, x.clone()),
-        Bound::AtMost(_) => acc,
-    });
-    let start = Expr::min(start, loop_end.clone());
+    let start = Expr::min(lower.iter().cloned().fold(loop_min.clone(), Expr::max), loop_end.clone());
     // steady_end = max(min(loop_end, upper bounds + 1...), steady_min)
-    let end = upper.iter().fold(loop_end.clone(), |acc, b| match b {
-        Bound::AtMost(x) => Expr::min(acc, Expr::add(x.clone(), Expr::i32(1))),
-        Bound::AtLeast(_) => acc,
-    });
+    let end = upper.iter().fold(loop_end.clone(), |acc, x| Expr::min(acc, Expr::add(x.clone(), Expr::i32(1))));
     let end = Expr::max(end, steady_min.clone());
     let piece = |from: &Expr, to: &Expr, body: &Stmt| {
         Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
@@ -407,20 +403,18 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt
     if !upper.is_empty() {
         pieces.push(piece(&steady_end, &loop_end, body));
     }
-    let name_of = |e: &Expr| e.as_var().cloned().expect("a variable");
-    let s = Stmt::let_stmt(name_of(&steady_end), end, Stmt::block(pieces));
-    let s = Stmt::let_stmt(name_of(&steady_min), start, s);
-    let s = Stmt::let_stmt(name_of(&loop_end), Expr::add(min.clone(), extent.clone()), s);
-    Some(Stmt::let_stmt(name_of(&loop_min), min.clone(), s))
+    let [n_loop_min, n_loop_end, n_steady_min, n_steady_end] = names;
+    let s = Stmt::let_stmt(n_steady_end, end, Stmt::block(pieces));
+    let s = Stmt::let_stmt(n_steady_min, start, s);
+    let s = Stmt::let_stmt(n_loop_end, Expr::add(min.clone(), extent.clone()), s);
+    Some(Stmt::let_stmt(n_loop_min, min.clone(), s))
 }
 
 /// Whether `s` stores a vector: the loop was vectorized. Only such loops are partitioned:
 /// there a clamp turns dense loads into gathers, while in a scalar loop it costs one
 /// `min` and the C compiler would get three copies of the body to compile for little gain.
 fn stores_vectors(s: &Stmt) -> bool {
-    let mut found = matches!(s, Stmt::Store { value, .. } if value.ty().is_vector());
-    s.for_each_child(|c| found = found || stores_vectors(c), |_| {});
-    found
+    any_stmt(s, &|s| matches!(s, Stmt::Store { value, .. } if value.ty().is_vector()))
 }
 
 struct Partition;
@@ -429,7 +423,7 @@ impl Mutator for Partition {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
             Stmt::For { name, min, extent, kind: ForKind::Serial, body }
-                if !contains_loop(body) && stores_vectors(body) =>
+                if !any_stmt(body, &|s| matches!(s, Stmt::For { .. })) && stores_vectors(body) =>
             {
                 partition(name, min, extent, body).unwrap_or_else(|| s.clone())
             }

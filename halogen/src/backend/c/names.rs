@@ -233,8 +233,8 @@ impl Namer {
         self.blocks.iter().any(|b| b.contains(s))
     }
 
-    /// A new identifier for the IR name `name`, declared in the innermost block.
-    pub fn fresh(&mut self, name: &str) -> String {
+    /// `name` sanitized, with a suffix if that is taken by a visible declaration.
+    fn untaken(&self, name: &str) -> String {
         let base = sanitize(name);
         let mut candidate = base.clone();
         let mut k = 2;
@@ -242,6 +242,12 @@ impl Namer {
             candidate = format!("{base}_{k}");
             k += 1;
         }
+        candidate
+    }
+
+    /// A new identifier for the IR name `name`, declared in the innermost block.
+    pub fn fresh(&mut self, name: &str) -> String {
+        let candidate = self.untaken(name);
         self.reserve(&candidate);
         candidate
     }
@@ -249,13 +255,7 @@ impl Namer {
     /// A new identifier for the IR name `name`, declared in the function-level block
     /// (whatever block is open now), distinct from every name visible here.
     pub fn fresh_in_function(&mut self, name: &str) -> String {
-        let base = sanitize(name);
-        let mut candidate = base.clone();
-        let mut k = 2;
-        while self.taken(&candidate) {
-            candidate = format!("{base}_{k}");
-            k += 1;
-        }
+        let candidate = self.untaken(name);
         self.blocks[0].insert(candidate.clone());
         candidate
     }

@@ -182,8 +182,8 @@ impl Printer {
             .ok_or_else(|| internal(format!("unknown buffer '{name}': nothing binds or allocates it")))
     }
 
-    /// Declares `name` as a `const` local. For a dense vector, loads and stores indexed by
-    /// it use its first lane as the address of a plain `memcpy`.
+    /// Declares `name` as a `const` local. For a dense vector, `dense_base` names the scalar
+    /// holding its first lane: loads and stores indexed by it address memory from there.
     fn declare(&mut self, name: &Name, ty: Type, value: String, dense_base: Option<String>) -> String {
         let cname = self.f.namer.fresh(name);
         let t = self.helpers.ty(ty);
@@ -579,39 +579,31 @@ impl Printer {
             cname = self.f.namer.fresh(name);
             // Not initialized: bounds inference makes every read follow a write.
             self.line(format!("{e} {cname}[{}];", n.max(1)));
-        } else if reuse {
-            let exts = extents
-                .iter()
-                .map(|x| self.expr(x).map(|s| strip_parens(&s).to_string()))
-                .collect::<Result<Vec<_>>>()?;
-            let slot = self.f.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
-            self.f.slots.push(slot.clone());
-            cname = self.f.namer.fresh(name);
-            self.line(format!(
-                "{e} *restrict {cname} = ({e} *)h_alloc_reuse(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}}, &{slot}, &{slot}_bytes);",
-                c_string(name),
-                exts.len(),
-                if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
-            ));
-            self.open(format!("if (!{cname}) {{"));
-            self.fail();
-            self.close("}");
         } else {
             let exts = extents
                 .iter()
                 .map(|x| self.expr(x).map(|s| strip_parens(&s).to_string()))
                 .collect::<Result<Vec<_>>>()?;
+            let exts = if exts.is_empty() { "0".to_string() } else { exts.join(", ") };
+            let (helper, slot_args) = if reuse {
+                let slot = self.f.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
+                self.f.slots.push(slot.clone());
+                ("h_alloc_reuse", format!(", &{slot}, &{slot}_bytes"))
+            } else {
+                ("h_alloc", String::new())
+            };
             cname = self.f.namer.fresh(name);
             self.line(format!(
-                "{e} *restrict {cname} = ({e} *)h_alloc(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{}}});",
+                "{e} *restrict {cname} = ({e} *){helper}(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{exts}}}{slot_args});",
                 c_string(name),
-                exts.len(),
-                if exts.is_empty() { "0".to_string() } else { exts.join(", ") }
+                extents.len(),
             ));
             self.open(format!("if (!{cname}) {{"));
             self.fail();
             self.close("}");
-            self.f.heap.push(cname.clone());
+            if !reuse {
+                self.f.heap.push(cname.clone());
+            }
         }
         self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem });
         let r = self.stmt(body);
