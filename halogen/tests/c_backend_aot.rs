@@ -1,6 +1,6 @@
 //! Ahead-of-time code: `compile_to_c` and `compile_to_static_library` give C that a plain C
-//! program builds, links and calls (with no runtime, and with its own `par_for` and error
-//! handler), computing the interpreter's pixels.
+//! program builds, links and calls (with no runtime, and with its own `par_for`, error
+//! handler and allocator), computing the interpreter's pixels.
 
 use halogen::prelude::*;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,7 @@ fn expected() -> Vec<u16> {
 const MAIN: &str = r#"
 #include "blur.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { W = WIDTH, H = HEIGHT };
@@ -59,6 +60,14 @@ static void my_error(void *ctx, const char *m) {
     (void)ctx;
     strncpy(message, m, sizeof message - 1);
 }
+static void *my_alloc(void *ctx, size_t bytes) {
+    (void)ctx;
+    return malloc(bytes);
+}
+static void my_free(void *ctx, void *block) {
+    (void)ctx;
+    free(block);
+}
 
 int main(void) {
     for (int y = 0; y < H + 2; y++)
@@ -72,7 +81,7 @@ int main(void) {
     if (blur(NULL, NULL, bufs, NULL) != 0) return 1;
     for (int i = 0; i < W * H; i++) printf("%u\n", out[i]);
     /* Our own runtime. */
-    struct halogen_runtime rt = {my_par_for, my_error};
+    struct halogen_runtime rt = {my_par_for, my_error, my_alloc, my_free};
     memset(out, 0, sizeof out);
     if (blur(&rt, NULL, bufs, NULL) != 0) return 2;
     for (int i = 0; i < W * H; i++) printf("%u\n", out[i]);

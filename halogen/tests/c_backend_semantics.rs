@@ -187,8 +187,14 @@ fn pipeline<T: TestValue>(schedule: u32) -> (ImageParam, ImageParam, Func, usize
     }
     let f = Func::new("ops");
     f.def((x, y), e);
-    if schedule == 1 {
-        f.vectorize(x, 5).parallel(y);
+    match schedule {
+        1 => {
+            f.vectorize(x, 5).parallel(y);
+        }
+        2 => {
+            f.vectorize(x, 8);
+        }
+        _ => {}
     }
     (ia, ib, f, n)
 }
@@ -209,7 +215,7 @@ fn same_bits<T: TestValue>(x: T, y: T) -> bool {
 }
 
 fn check<T: TestValue>() {
-    for schedule in 0..2 {
+    for schedule in 0..3 {
         let (expected, n) = run::<T>(schedule, &Target::interp());
         let (got, _) = run::<T>(schedule, &Target::host());
         for row in 0..n {

@@ -11,8 +11,10 @@
 //! with the buffers (inputs in name order, then the output) and parameters listed in the
 //! header's comment. Build the `.c` with `-std=c11 -O3 -ffp-contract=off` (and `-lm`); it is
 //! clean under `-Wall -Wextra` except that GCC without AVX notes that passing wide vectors
-//! changes the ABI, which does not concern its static helpers (`-Wno-psabi`). Passing `rt = NULL` runs parallel loops serially and prints errors to
-//! stderr; a caller with a thread pool passes its own `struct halogen_runtime`.
+//! changes the ABI, which does not concern its static helpers (`-Wno-psabi`). Passing
+//! `rt = NULL` runs parallel loops serially, prints errors to stderr and allocates with
+//! `malloc`; a caller with a thread pool or an allocator of its own passes its own
+//! `struct halogen_runtime`.
 
 use super::c::{self, names::sanitize, prelude::RUNTIME_TYPES, CModule};
 use crate::error::{Error, Result};

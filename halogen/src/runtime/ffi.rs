@@ -154,6 +154,11 @@ pub struct HalogenRuntime {
         unsafe extern "C" fn(ctx: *mut c_void, body: HalogenTask, min: i32, extent: i32, closure: *mut c_void) -> c_int,
     /// Records a failure's message (the first one wins).
     pub error: unsafe extern "C" fn(ctx: *mut c_void, message: *const c_char),
+    /// Storage for an intermediate buffer: `bytes` bytes, uninitialized; null if out of
+    /// memory.
+    pub alloc: unsafe extern "C" fn(ctx: *mut c_void, bytes: usize) -> *mut c_void,
+    /// Releases storage from `alloc` (null is ignored).
+    pub free: unsafe extern "C" fn(ctx: *mut c_void, block: *mut c_void),
 }
 
 /// A generated pipeline's entry point.
@@ -203,8 +208,14 @@ unsafe extern "C" fn report_error(ctx: *mut c_void, message: *const c_char) {
     ctx.report(text.to_string_lossy().into_owned());
 }
 
-/// The runtime table handed to generated code: `par_for` on the Halogen thread pool.
-pub static RUNTIME: HalogenRuntime = HalogenRuntime { par_for: thread_pool::halogen_par_for, error: report_error };
+/// The runtime table handed to generated code: `par_for` on the Halogen thread pool,
+/// intermediate buffers from the pooled heap ([`super::pool`]).
+pub static RUNTIME: HalogenRuntime = HalogenRuntime {
+    par_for: thread_pool::halogen_par_for,
+    error: report_error,
+    alloc: super::pool::pool_alloc,
+    free: super::pool::pool_free,
+};
 
 /// Calls the entry point `entry` with these buffers and parameters; a nonzero return
 /// becomes `Error::Runtime` with the message the generated code reported.

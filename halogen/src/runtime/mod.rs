@@ -6,6 +6,7 @@
 pub mod buffer;
 pub mod element;
 pub mod ffi;
+pub mod pool;
 pub mod thread_pool;
 
 pub use buffer::{Buffer, BufferDim, Coords, RawBuffer, RawBufferMut, MAX_DIMENSIONS};

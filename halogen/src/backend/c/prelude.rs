@@ -8,7 +8,7 @@
 //! generated code has no undefined behaviour (the sanitizer test checks that).
 
 use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
-use crate::ir::Type;
+use crate::ir::{Type, TypeCode};
 use std::collections::{BTreeMap, HashSet};
 
 /// The runtime interface shared by the generated code, the Rust runtime
@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 pub const RUNTIME_TYPES: &str = r#"#ifndef HALOGEN_RUNTIME_TYPES
 #define HALOGEN_RUNTIME_TYPES
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One dimension of a buffer: coordinates [min, min + extent), elements `stride` apart. */
@@ -59,6 +60,10 @@ struct halogen_runtime {
     int (*par_for)(void *ctx, halogen_task body, int32_t min, int32_t extent, void *closure);
     /* Reports a failure's message; the failing code then returns nonzero. */
     void (*error)(void *ctx, const char *message);
+    /* Storage for an intermediate buffer, uninitialized; null when out of memory. */
+    void *(*alloc)(void *ctx, size_t bytes);
+    /* Releases storage from alloc; null is ignored. */
+    void (*free)(void *ctx, void *block);
 };
 #endif
 "#;
@@ -241,7 +246,7 @@ static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const c
                             size_t elem_bytes, int dims, const int64_t *extents) {
     uint64_t size;
     if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
-    void *p = malloc((size > 0 ? size : 1) * elem_bytes);
+    void *p = rt->alloc(ctx, (size > 0 ? size : 1) * elem_bytes);
     if (!p) h_alloc_oom(rt, ctx, name, elem, size);
     return p;
 }
@@ -256,9 +261,9 @@ static inline void *h_alloc_reuse(const struct halogen_runtime *rt, void *ctx, c
     if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
     size_t bytes = (size > 0 ? size : 1) * elem_bytes;
     if (bytes > *slot_bytes) {
-        free(*slot);
+        rt->free(ctx, *slot);
         *slot_bytes = 0;
-        *slot = malloc(bytes);
+        *slot = rt->alloc(ctx, bytes);
         if (!*slot) {
             h_alloc_oom(rt, ctx, name, elem, size);
             return NULL;
@@ -268,7 +273,7 @@ static inline void *h_alloc_reuse(const struct halogen_runtime *rt, void *ctx, c
     return *slot;
 }
 
-/* The runtime used when the caller passes none: serial loops, errors on stderr. */
+/* The runtime used when the caller passes none: serial loops, errors on stderr, malloc. */
 static int h_serial_par_for(void *ctx, halogen_task body, int32_t min, int32_t extent, void *closure) {
     for (int64_t i = 0; i < extent; i++) {
         int r = body(ctx, (int32_t)(min + i), closure);
@@ -280,7 +285,15 @@ static void h_stderr_error(void *ctx, const char *message) {
     (void)ctx;
     fprintf(stderr, "halogen: %s\n", message);
 }
-static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error};
+static void *h_malloc(void *ctx, size_t bytes) {
+    (void)ctx;
+    return malloc(bytes);
+}
+static void h_free(void *ctx, void *block) {
+    (void)ctx;
+    free(block);
+}
+static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error, h_malloc, h_free};
 "#;
 
 /// The fixed start of every generated file: includes, the runtime interface and the scalar
@@ -288,7 +301,7 @@ static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stde
 pub fn fixed_prelude() -> String {
     let mut s = String::new();
     s.push_str(
-        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
+        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#if defined(__AVX2__)\n#include <immintrin.h>\n#endif\n\n",
     );
     s.push_str(RUNTIME_TYPES);
     // The vector helpers are static inline, so GCC's note that passing wide vectors without
@@ -478,6 +491,39 @@ impl Helpers {
         })
     }
 
+    /// `h_lds_T(p, s)`: the lanes at `p[0], p[s], p[2s], ...`.
+    pub fn load_strided(&mut self, t: Type) -> String {
+        self.helper(format!("h_lds_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            format!(
+                "static inline {v} h_lds_{v}(const {e} *p, int64_t s) {{\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++) r[i] = p[i * s];\n    return r;\n}}\n",
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_ld2_T(p)`: the lanes at `p[0], p[2], p[4], ...` (`t.lanes` a power of two): two
+    /// dense loads, the second ending at the last element needed so that nothing past it
+    /// is read, and one shuffle.
+    pub fn load_stride_two(&mut self, t: Type) -> String {
+        self.helper(format!("h_ld2_{}", mnemonic(t)), |h| {
+            let n = t.lanes as usize;
+            let ld = h.load_dense(t);
+            let v = h.ty(t);
+            let mask = h.ty(mask_of(t));
+            // Lane i < n/2 is lane 2i of the first load; lane i >= n/2 is element 2i of the
+            // span, lane 2i - (n - 1) of the second load, lane 2i + 1 of the two together.
+            let lanes: Vec<String> = (0..n).map(|i| if i < n / 2 { 2 * i } else { 2 * i + 1 }.to_string()).collect();
+            let lanes = lanes.join(", ");
+            format!(
+                "static inline {v} h_ld2_{v}(const {e} *p) {{\n    const {v} a = {ld}(p), b = {ld}(p + {last});\n#if defined(__clang__)\n    return __builtin_shufflevector(a, b, {lanes});\n#else\n    return __builtin_shuffle(a, b, ({mask}){{{lanes}}});\n#endif\n}}\n",
+                e = storage_c(t),
+                last = n - 1,
+            )
+        })
+    }
+
     /// `h_ld_T(buf, idx)`: a gather, or one `memcpy` where the indices are consecutive.
     pub fn load(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
@@ -485,12 +531,26 @@ impl Helpers {
             let dense = h.dense(idx);
             let ld = h.load_dense(t);
             let (v, iv) = (h.ty(t), h.ty(idx));
-            format!(
-                "static inline {v} h_ld_{v}(const {e} *buf, {iv} idx) {{\n    if ({dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++) r[i] = buf[idx[i]];\n{}    return r;\n}}\n",
+            let generic = format!(
+                "    if ({dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++) r[i] = buf[idx[i]];\n{}    return r;\n",
                 Self::normalize(t),
-                e = storage_c(t),
                 n = t.lanes
-            )
+            );
+            // 32-bit elements, 4 or 8 lanes: AVX2 has a gather instruction for them.
+            let gather = match (t.code, t.bits, t.lanes) {
+                (TypeCode::Float, 32, 8) => Some("_mm256_i32gather_ps((const float *)buf, (__m256i)idx, 4)"),
+                (TypeCode::Int | TypeCode::UInt, 32, 8) => {
+                    Some("_mm256_i32gather_epi32((const int *)buf, (__m256i)idx, 4)")
+                }
+                (TypeCode::Float, 32, 4) => Some("_mm_i32gather_ps((const float *)buf, (__m128i)idx, 4)"),
+                (TypeCode::Int | TypeCode::UInt, 32, 4) => Some("_mm_i32gather_epi32((const int *)buf, (__m128i)idx, 4)"),
+                _ => None,
+            };
+            let body = match gather {
+                Some(g) => format!("#if defined(__AVX2__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
+                None => generic,
+            };
+            format!("static inline {v} h_ld_{v}(const {e} *buf, {iv} idx) {{\n{body}}}\n", e = storage_c(t))
         })
     }
 
@@ -519,6 +579,18 @@ impl Helpers {
             let v = h.ty(t);
             format!(
                 "static inline void h_std_{v}({e} *p, {v} v) {{ memcpy(p, &v, {n} * sizeof(*p)); }}\n",
+                e = storage_c(t),
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_sts_T(p, s, v)`: stores the lanes at `p[0], p[s], p[2s], ...`, in lane order.
+    pub fn store_strided(&mut self, t: Type) -> String {
+        self.helper(format!("h_sts_{}", mnemonic(t)), |h| {
+            let v = h.ty(t);
+            format!(
+                "static inline void h_sts_{v}({e} *p, int64_t s, {v} v) {{\n    for (int i = 0; i < {n}; i++) p[i * s] = v[i];\n}}\n",
                 e = storage_c(t),
                 n = t.lanes
             )
@@ -655,6 +727,60 @@ impl Helpers {
             let (v, u) = (h.ty(t), h.ty(unsigned_of(t)));
             format!("static inline {v} h_{op}_{v}({v} a, {v} b) {{ return ({v})(({u})a {symbol} ({u})b); }}\n")
         })
+    }
+
+    /// `h_f2iv_TO_FROM(v)`: float to integer as `semantics::cast` does it (truncation
+    /// toward zero, saturating, NaN to 0), lane-wise without a branch, for the integer
+    /// types of at most 32 bits. `None` for 64-bit integers, which need the scalar helper.
+    ///
+    /// NaN lanes become 0.0 and every lane is clamped to the target's range, which a float
+    /// holds exactly except for the top of the 32-bit types from `f32`: those clamp to the
+    /// largest float below `2^31` (or `2^32`) and the lanes at or above it are set to the
+    /// maximum after the conversion.
+    pub fn float_to_int(&mut self, from: Type, to: Type) -> Option<String> {
+        if to.bits > 32 || !from.is_float() || !(to.is_int() || to.is_uint()) {
+            return None;
+        }
+        Some(self.helper(format!("h_f2iv_{}_{}", mnemonic(to), mnemonic(from)), |h| {
+            let (o, f, m) = (h.ty(to), h.ty(from), h.ty(mask_of(from)));
+            let blend = h.blend(from);
+            let bc = h.broadcast(from);
+            let lit = |v: f64| if from.bits == 32 { format!("{v:?}f") } else { format!("{v:?}") };
+            let (min, max) = if to.is_int() {
+                (-(2f64.powi(to.bits as i32 - 1)), 2f64.powi(to.bits as i32 - 1) - 1.0)
+            } else {
+                (0.0, 2f64.powi(to.bits as i32) - 1.0)
+            };
+            let exact = from.bits == 64 || to.bits <= 16;
+            let mut body = format!("    a = ({f})(({m})a & ({m})(a == a));\n");
+            body += &format!("    a = {blend}(a < {bc}({lo}), {bc}({lo}), a);\n", lo = lit(min));
+            let top = if exact {
+                body += &format!("    a = {blend}(a > {bc}({hi}), {bc}({hi}), a);\n", hi = lit(max));
+                None
+            } else {
+                // 2^bits / 2^(bits - 1), and the float just below it.
+                let limit = max + 1.0;
+                let below = (limit as f32).next_down();
+                body += &format!("    const {m} sat = ({m})(a >= {bc}({}));\n", lit(limit));
+                body += &format!("    a = {blend}(a > {bc}({b}), {bc}({b}), a);\n", b = lit(below as f64));
+                Some(max)
+            };
+            if to.bits >= 32 {
+                body += &format!("    {o} r = __builtin_convertvector(a, {o});\n");
+            } else {
+                // Through 32-bit lanes: x86 converts floats to those in one instruction,
+                // and to narrower lanes only one lane at a time.
+                let wide = h.ty(Type::int(32).with_lanes(to.lanes));
+                body += &format!("    {o} r = __builtin_convertvector(__builtin_convertvector(a, {wide}), {o});\n");
+            }
+            if let Some(max) = top {
+                let obc = h.broadcast(to);
+                let om = h.ty(mask_of(to));
+                let maxc = if to.is_int() { format!("{}", max as i64) } else { format!("{}u", max as u64) };
+                body += &format!("    r = ({o})((({om})r & ~({om})sat) | (({om}){obc}({maxc}) & ({om})sat));\n");
+            }
+            format!("static inline {o} h_f2iv_{o}_{f}({f} a) {{\n{body}    return r;\n}}\n")
+        }))
     }
 
     /// `h_cvt_TO_FROM(v)`: a lane-wise conversion the vector extension does directly

@@ -30,15 +30,16 @@ fn internal(message: impl Into<String>) -> Error {
     Error::internal(PASS, message)
 }
 
-/// A variable in scope: its C identifier and type; for a dense vector (a ramp with stride
-/// one) the C expression of its first lane (`v[0]`); for a broadcast the scalar's C
-/// variable (so `ramp + broadcast` stays dense after CSE names the broadcast).
+/// A variable in scope: its C identifier and type; for an `i32` vector whose lane `i` is
+/// `b + s·i` (see [`Printer::lane_stride`]) the C name of the 64-bit scalar `b` and `s`;
+/// for a broadcast the scalar's C variable (so `ramp + broadcast` stays dense after CSE
+/// names the broadcast).
 #[derive(Clone, Debug)]
 struct Var {
     name: Name,
     cname: String,
     ty: Type,
-    dense_base: Option<String>,
+    lanes_affine: Option<(String, i64)>,
     uniform: Option<String>,
     /// For a clamped dense vector: the conditions under which no lane is clamped and
     /// the first lane then (see [`Printer::clamped_dense`]).
@@ -135,7 +136,7 @@ impl Printer {
 
     /// Frees this function's live heap allocations and returns the error code.
     fn fail(&mut self) {
-        let frees: Vec<String> = self.f.heap.iter().rev().map(|c| format!("free({c});")).collect();
+        let frees: Vec<String> = self.f.heap.iter().rev().map(|c| format!("rt->free(ctx, {c});")).collect();
         for f in frees {
             self.line(f);
         }
@@ -149,7 +150,7 @@ impl Printer {
     }
 
     fn free_slots(&mut self) {
-        let frees: Vec<String> = self.f.slots.iter().map(|c| format!("free({c});")).collect();
+        let frees: Vec<String> = self.f.slots.iter().map(|c| format!("rt->free(ctx, {c});")).collect();
         for f in frees {
             self.line(f);
         }
@@ -182,9 +183,10 @@ impl Printer {
             .ok_or_else(|| internal(format!("unknown buffer '{name}': nothing binds or allocates it")))
     }
 
-    /// Declares `name` as a `const` local. For a dense vector, `dense_base` names the scalar
-    /// holding its first lane: loads and stores indexed by it address memory from there.
-    fn declare(&mut self, name: &Name, ty: Type, value: String, dense_base: Option<String>) -> String {
+    /// Declares `name` as a `const` local. For a vector of evenly spaced `i32`s,
+    /// `lanes_affine` names the scalar holding its first lane and gives the spacing: loads
+    /// and stores indexed by it address memory from there.
+    fn declare(&mut self, name: &Name, ty: Type, value: String, lanes_affine: Option<(String, i64)>) -> String {
         let cname = self.f.namer.fresh(name);
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
@@ -192,7 +194,7 @@ impl Printer {
             name: name.clone(),
             cname: cname.clone(),
             ty,
-            dense_base,
+            lanes_affine,
             uniform: None,
             clamped: None,
         });
@@ -217,27 +219,25 @@ impl Printer {
                 return Ok(());
             }
         }
-        // A dense vector also gets its first lane as a 64-bit scalar: loads and stores
-        // indexed by it address memory from that, and the C compiler can see it as an
-        // induction variable.
-        let dense_base = match self.dense_base(value)? {
-            Some(base) => {
+        // A vector of evenly spaced indices also gets its first lane as a 64-bit scalar:
+        // loads and stores indexed by it address memory from that, and the C compiler can
+        // see it as an induction variable.
+        let lanes_affine = match self.lane_stride(value) {
+            Some(stride) => {
+                let base = self.lane_base(value)?;
                 let base_name = self.f.namer.fresh(&format!("{name}.base"));
                 self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
                 self.line(format!("(void){base_name};"));
-                Some(base_name)
+                Some((base_name, stride))
             }
             None => None,
         };
-        let clamped = if dense_base.is_some() || value.ty().is_scalar() {
-            None
-        } else {
-            self.clamped_dense(value, value.ty().lanes)?
-        };
+        let dense = lanes_affine.as_ref().is_some_and(|(_, s)| *s == 1);
+        let clamped = if dense || value.ty().is_scalar() { None } else { self.clamped_dense(value, value.ty().lanes)? };
         let v = self.expr(value)?;
-        let dense = dense_base.is_some();
-        let cname = self.declare(name, value.ty(), v, dense_base);
-        if dense {
+        let affine = lanes_affine.is_some();
+        let cname = self.declare(name, value.ty(), v, lanes_affine);
+        if affine {
             // Accesses may use only the base.
             self.line(format!("(void){cname};"));
         }
@@ -343,7 +343,7 @@ impl Printer {
             Stmt::Free { name } => {
                 let b = self.lookup_buf(name)?.clone();
                 if self.f.heap.contains(&b.cname) {
-                    self.line(format!("free({});", b.cname));
+                    self.line(format!("rt->free(ctx, {});", b.cname));
                     self.line(format!("{} = NULL;", b.cname));
                 }
                 Ok(())
@@ -434,7 +434,7 @@ impl Printer {
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
         self.f.indent += 1;
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty, dense_base: None, uniform: None, clamped: None });
+        self.f.vars.push(Var { name: name.clone(), cname: v, ty, lanes_affine: None, uniform: None, clamped: None });
         self.f.loop_depth += 1;
         let r = self.stmt(body);
         self.f.loop_depth -= 1;
@@ -489,7 +489,7 @@ impl Printer {
             name: name.clone(),
             cname: v,
             ty: Type::i32(),
-            dense_base: None,
+            lanes_affine: None,
             uniform: None,
             clamped: None,
         });
@@ -541,9 +541,14 @@ impl Printer {
         let v = self.operand(value, lanes)?;
         match predicate {
             None => {
+                let stride = self.lane_stride(index);
                 if let Some(base) = self.dense_base(index)? {
                     let st = self.helpers.store_dense(t);
                     self.line(format!("{st}({} + {base}, {v});", b.cname));
+                } else if let (Some(s), false) = (stride.filter(|s| *s != 0), b.elem.is_bool()) {
+                    let base = self.lane_base(index)?;
+                    let st = self.helpers.store_strided(t);
+                    self.line(format!("{st}({} + {base}, {s}, {v});", b.cname));
                 } else {
                     let i = self.operand(index, lanes)?;
                     let st = self.helpers.store(t);
@@ -610,7 +615,7 @@ impl Printer {
         self.f.bufs.pop();
         if on_stack.is_none() && !reuse {
             self.f.heap.pop();
-            self.line(format!("free({cname});"));
+            self.line(format!("rt->free(ctx, {cname});"));
         }
         r
     }
@@ -633,26 +638,72 @@ impl Printer {
         }
     }
 
-    /// Whether `e` is a vector of consecutive `i32`s: `ramp(b, 1)`, a variable bound to
-    /// one, or one of those plus or minus a broadcast scalar.
-    fn is_dense(&self, e: &Expr) -> bool {
+    /// If every lane `i` of the `i32` vector `e` is `b + s·i` for a scalar `b` and a
+    /// constant `s`: that `s`. Ramps with constant strides, broadcasts, variables bound to
+    /// either, and their sums, differences and products by constants are; the lanes of a
+    /// `ramp(x, 1) * 2` (a down-sampling's index) are two apart.
+    fn lane_stride(&self, e: &Expr) -> Option<i64> {
         if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-            return false;
+            return None;
         }
-        let broadcast = |x: &Expr| match x.kind() {
-            ExprKind::Broadcast { value, .. } => value.ty().is_scalar(),
-            ExprKind::Var { name, .. } => self.lookup_var(name).is_ok_and(|v| v.uniform.is_some()),
-            _ => false,
+        let constant = |x: &Expr| match x.kind() {
+            ExprKind::Broadcast { value, .. } => value.as_int(),
+            _ => None,
         };
         match e.kind() {
-            ExprKind::Ramp { stride, .. } => stride.as_int() == Some(1),
-            ExprKind::Var { name, .. } => self.lookup_var(name).is_ok_and(|v| v.dense_base.is_some()),
-            ExprKind::Binary(BinOp::Add, a, b) => {
-                (broadcast(b) && self.is_dense(a)) || (broadcast(a) && self.is_dense(b))
+            ExprKind::Ramp { stride, .. } => stride.as_int(),
+            ExprKind::Broadcast { value, .. } => value.ty().is_scalar().then_some(0),
+            ExprKind::Var { name, .. } => {
+                self.lookup_var(name).ok().and_then(|v| match (&v.lanes_affine, &v.uniform) {
+                    (Some((_, s)), _) => Some(*s),
+                    (None, Some(_)) => Some(0),
+                    (None, None) => None,
+                })
             }
-            ExprKind::Binary(BinOp::Sub, a, b) => broadcast(b) && self.is_dense(a),
-            _ => false,
+            ExprKind::Binary(BinOp::Add, a, b) => self.lane_stride(a)?.checked_add(self.lane_stride(b)?),
+            ExprKind::Binary(BinOp::Sub, a, b) => self.lane_stride(a)?.checked_sub(self.lane_stride(b)?),
+            ExprKind::Binary(BinOp::Mul, a, b) => match (self.lane_stride(a)?, self.lane_stride(b)?) {
+                (0, 0) => Some(0),
+                (s, 0) => s.checked_mul(constant(b)?),
+                (0, s) => s.checked_mul(constant(a)?),
+                _ => None,
+            },
+            _ => None,
         }
+    }
+
+    /// The C text of the first lane of `e`, in 64 bits, for an `e` that
+    /// [`Printer::lane_stride`] accepts (see [`Printer::index_c`] for why 64 bits).
+    fn lane_base(&mut self, e: &Expr) -> Result<String> {
+        match e.kind() {
+            ExprKind::Ramp { base, .. } => self.index_c(base),
+            ExprKind::Broadcast { value, .. } => self.index_c(value),
+            ExprKind::Var { name, .. } => {
+                let v = self.lookup_var(name)?;
+                match (&v.lanes_affine, &v.uniform) {
+                    (Some((base, _)), _) => Ok(base.clone()),
+                    (None, Some(u)) => Ok(format!("(int64_t){u}")),
+                    (None, None) => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                let sym = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    _ => "*",
+                };
+                Ok(format!("({} {sym} {})", self.lane_base(a)?, self.lane_base(b)?))
+            }
+            _ => Err(internal(format!("{e} is not a vector of evenly spaced indices"))),
+        }
+    }
+
+    /// If `e` is a vector of consecutive `i32`s, the C expression of its first lane.
+    fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
+        if self.lane_stride(e) != Some(1) {
+            return Ok(None);
+        }
+        self.lane_base(e).map(Some)
     }
 
     /// The C expression of the scalar that `x` broadcasts, if it is a broadcast or a
@@ -729,28 +780,6 @@ impl Printer {
                     self.clamped_dense(a, lanes)?.map(|(c, base)| (c, format!("({base} {sym} {u})")))
                 } else if let (BinOp::Add, Some(u)) = (op, self.uniform_index_c(a)?) {
                     self.clamped_dense(b, lanes)?.map(|(c, base)| (c, format!("({u} + {base})")))
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        })
-    }
-
-    /// If `e` is dense (see [`Printer::is_dense`]), the C expression of its first lane.
-    fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
-        if !self.is_dense(e) {
-            return Ok(None);
-        }
-        Ok(match e.kind() {
-            ExprKind::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(self.index_c(base)?),
-            ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.dense_base.clone()),
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(s) = self.uniform_index_c(b)? {
-                    self.dense_base(a)?.map(|base| format!("({base} {sym} {s})"))
-                } else if let (BinOp::Add, Some(s)) = (op, self.uniform_index_c(a)?) {
-                    self.dense_base(b)?.map(|base| format!("({s} + {base})"))
                 } else {
                     None
                 }
@@ -863,9 +892,29 @@ impl Printer {
         let vt = b.elem.with_lanes(lanes);
         match predicate {
             None => {
+                let stride = self.lane_stride(index);
                 if let Some(base) = self.dense_base(index)? {
                     let ld = self.helpers.load_dense(vt);
                     Ok(format!("{ld}({} + {base})", b.cname))
+                } else if let (Some(s), false) = (stride, b.elem.is_bool()) {
+                    // Evenly spaced lanes: one scalar load for a broadcast, dense loads and
+                    // a shuffle for every other element, one load per lane otherwise; never
+                    // an index vector.
+                    let base = self.lane_base(index)?;
+                    Ok(match s {
+                        0 => {
+                            let bc = self.helpers.broadcast(vt);
+                            format!("{bc}({}[{}])", b.cname, strip_parens(&base))
+                        }
+                        2 if lanes.is_power_of_two() => {
+                            let ld = self.helpers.load_stride_two(vt);
+                            format!("{ld}({} + {base})", b.cname)
+                        }
+                        _ => {
+                            let ld = self.helpers.load_strided(vt);
+                            format!("{ld}({} + {base}, {s})", b.cname)
+                        }
+                    })
                 } else if let Some((conds, base)) = self.clamped_dense(index, lanes)? {
                     // A clamped ramp (a boundary condition) is dense away from the edges:
                     // test that with scalars and load densely there.
@@ -1037,10 +1086,13 @@ impl Printer {
                 let m2b = self.helpers.mask_to_bool(mask_of(from));
                 format!("{m2b}({x} != 0)")
             }
-            (TypeCode::Int | TypeCode::UInt, TypeCode::Float) => {
-                let f = self.helpers.map("h_f2i", to, &[from], |a| format!("h_f2i_{tm}({})", a[0]));
-                format!("{f}({x})")
-            }
+            (TypeCode::Int | TypeCode::UInt, TypeCode::Float) => match self.helpers.float_to_int(from, to) {
+                Some(f) => format!("{f}({x})"),
+                None => {
+                    let f = self.helpers.map("h_f2i", to, &[from], |a| format!("h_f2i_{tm}({})", a[0]));
+                    format!("{f}({x})")
+                }
+            },
             _ => {
                 let f = self.helpers.convert(from, to);
                 format!("{f}({x})")
