@@ -124,8 +124,9 @@ fn float_stencil_is_bit_identical() {
 }
 
 /// Loads whose lanes are evenly spaced (down-sampling's `2x`, `3x + 2`, a reversal) and
-/// true gathers (a lookup table indexed by pixel values), at several vector widths, give
-/// the interpreter's values; the printed C uses the strided-load helpers, not gathers.
+/// true gathers (a lookup table indexed by pixel values or by computed indices), at several
+/// vector widths, give the interpreter's values; the printed C uses the strided-load and
+/// narrow-index helpers, not general gathers.
 #[test]
 fn strided_and_gathered_loads_give_identical_pixels() {
     fn run(lanes: i32, target: &Target) -> (Vec<u32>, String) {
@@ -134,13 +135,16 @@ fn strided_and_gathered_loads_give_identical_pixels() {
         let idx = ImageParam::new(Type::u8(), 1, "idx");
         let x = Var::new("x");
         let f = Func::new("strided");
+        // Indexed by the narrow pixels themselves, and by a computed i32.
         let looked_up = lut.at(idx.at(x).cast::<i32>());
+        let hashed = lut.at((idx.at(x).cast::<i32>() * 7 + x) % 256);
         f.def(
             x,
             a.at(2 * x) + a.at(2 * x + 1) * 3.0f32 + a.at(3 * x + 2) - a.at(60 - x)
                 + a.at(x / 2)
                 + looked_up.clone().cast::<f32>()
-                + (looked_up * 2).cast::<f32>(),
+                + (looked_up * 2).cast::<f32>()
+                + hashed.cast::<f32>(),
         );
         if lanes > 1 {
             f.vectorize(x, lanes);
@@ -160,6 +164,7 @@ fn strided_and_gathered_loads_give_identical_pixels() {
         let (got, src) = run(lanes, &Target::host());
         assert_eq!(got, expected, "vectorized by {lanes}");
         assert!(src.contains("h_lds_f32"), "no strided load for 3x + 2 at {lanes} lanes:\n{src}");
+        assert!(src.contains("h_ldn_i32"), "no gather by narrow indices at {lanes} lanes:\n{src}");
         if lanes != 5 {
             assert!(src.contains("h_ld2_f32"), "no stride-two load at {lanes} lanes:\n{src}");
         }

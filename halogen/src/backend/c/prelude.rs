@@ -524,17 +524,20 @@ impl Helpers {
         })
     }
 
-    /// `h_ld_T(buf, idx)`: a gather, or one `memcpy` where the indices are consecutive.
+    /// `h_ld_T(buf, idx)`: a gather.
     pub fn load(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
         self.helper(format!("h_ld_{}", mnemonic(t)), |h| {
-            let dense = h.dense(idx);
-            let ld = h.load_dense(t);
             let (v, iv) = (h.ty(t), h.ty(idx));
+            // Through arrays: x86 moves a vector to memory and reads its lanes back faster
+            // than it extracts and inserts them one at a time. (The printer loads indices
+            // it knows to be dense or evenly spaced without this helper.)
             let generic = format!(
-                "    if ({dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++) r[i] = buf[idx[i]];\n{}    return r;\n",
+                "    int32_t i_[{p}];\n    {e} r_[{p}] = {{0}};\n    memcpy(i_, &idx, sizeof i_);\n    for (int i = 0; i < {n}; i++) r_[i] = buf[i_[i]];\n    {v} r;\n    memcpy(&r, r_, sizeof r);\n{}    return r;\n",
                 Self::normalize(t),
-                n = t.lanes
+                e = storage_c(t),
+                n = t.lanes,
+                p = physical_lanes(t.lanes),
             );
             // 32-bit elements, 4 or 8 lanes: AVX2 has a gather instruction for them.
             let gather = match (t.code, t.bits, t.lanes) {
@@ -551,6 +554,22 @@ impl Helpers {
                 None => generic,
             };
             format!("static inline {v} h_ld_{v}(const {e} *buf, {iv} idx) {{\n{body}}}\n", e = storage_c(t))
+        })
+    }
+
+    /// `h_ldn_T_I(buf, idx)`: a gather whose indices are a vector of narrow integers
+    /// (`idx_t`, 8 or 16 bits), read as they are instead of widened to 32 bits first.
+    pub fn load_narrow_index(&mut self, t: Type, idx_t: Type) -> String {
+        self.helper(format!("h_ldn_{}_{}", mnemonic(t), mnemonic(idx_t)), |h| {
+            let (v, iv) = (h.ty(t), h.ty(idx_t));
+            format!(
+                "static inline {v} h_ldn_{v}_{iv}(const {e} *buf, {iv} idx) {{\n    {ie} i_[{p}];\n    {e} r_[{p}] = {{0}};\n    memcpy(i_, &idx, sizeof i_);\n    for (int i = 0; i < {n}; i++) r_[i] = buf[i_[i]];\n    {v} r;\n    memcpy(&r, r_, sizeof r);\n{}    return r;\n}}\n",
+                Self::normalize(t),
+                e = storage_c(t),
+                ie = storage_c(idx_t),
+                n = t.lanes,
+                p = physical_lanes(t.lanes),
+            )
         })
     }
 

@@ -44,6 +44,9 @@ struct Var {
     /// For a clamped dense vector: the conditions under which no lane is clamped and
     /// the first lane then (see [`Printer::clamped_dense`]).
     clamped: Option<(Vec<String>, String)>,
+    /// For an `i32` vector widened from 8- or 16-bit integers: the C name of the narrow
+    /// vector and its type (gathers index with that, see [`Printer::narrow_index`]).
+    narrow: Option<(String, Type)>,
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -197,6 +200,7 @@ impl Printer {
             lanes_affine,
             uniform: None,
             clamped: None,
+            narrow: None,
         });
         cname
     }
@@ -218,6 +222,18 @@ impl Printer {
                 }
                 return Ok(());
             }
+        }
+        if let Some(a) = widened_narrow(value) {
+            // Keep the narrow vector too: a gather indexed by this uses it.
+            let n = self.expr(a)?;
+            let narrow_name = self.declare(&format!("{name}.narrow").into(), a.ty(), n, None);
+            self.f.vars.pop();
+            let wide = self.cast(a.ty(), value.ty(), narrow_name.clone())?;
+            self.declare(name, value.ty(), wide, None);
+            if let Some(v) = self.f.vars.last_mut() {
+                v.narrow = Some((narrow_name, a.ty()));
+            }
+            return Ok(());
         }
         // A vector of evenly spaced indices also gets its first lane as a 64-bit scalar:
         // loads and stores indexed by it address memory from that, and the C compiler can
@@ -434,7 +450,15 @@ impl Printer {
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
         self.f.indent += 1;
-        self.f.vars.push(Var { name: name.clone(), cname: v, ty, lanes_affine: None, uniform: None, clamped: None });
+        self.f.vars.push(Var {
+            name: name.clone(),
+            cname: v,
+            ty,
+            lanes_affine: None,
+            uniform: None,
+            clamped: None,
+            narrow: None,
+        });
         self.f.loop_depth += 1;
         let r = self.stmt(body);
         self.f.loop_depth -= 1;
@@ -492,6 +516,7 @@ impl Printer {
             lanes_affine: None,
             uniform: None,
             clamped: None,
+            narrow: None,
         });
         self.start_slots();
         let r = self.stmt(body);
@@ -788,6 +813,28 @@ impl Printer {
         })
     }
 
+    /// If the index vector `e` is 8- or 16-bit integers widened to `i32` (directly or
+    /// through a variable), plus or minus scalars (a buffer's min): the C text of the
+    /// narrow vector, its type, and the scalars' sum as a 64-bit offset.
+    fn narrow_index(&mut self, e: &Expr, lanes: u16) -> Result<Option<(String, Type, String)>> {
+        if let Some(a) = widened_narrow(e) {
+            return Ok(Some((self.operand(a, lanes)?, a.ty(), "0".to_string())));
+        }
+        Ok(match e.kind() {
+            ExprKind::Var { name, .. } => {
+                self.lookup_var(name).ok().and_then(|v| v.narrow.clone()).map(|(n, t)| (n, t, "0".to_string()))
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let sym = if *op == BinOp::Add { "+" } else { "-" };
+                match self.uniform_index_c(b)? {
+                    Some(u) => self.narrow_index(a, lanes)?.map(|(n, t, o)| (n, t, format!("({o} {sym} {u})"))),
+                    None => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
     fn expr(&mut self, e: &Expr) -> Result<String> {
         let t = e.ty();
         match e.kind() {
@@ -922,6 +969,10 @@ impl Printer {
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
                     Ok(format!("(({}) ? {ldd}({} + {base}) : {ld}({}, {i}))", conds.join(" && "), b.cname, b.cname))
+                } else if let Some((i, it, offset)) = self.narrow_index(index, lanes)? {
+                    // A lookup table indexed by narrow pixels: gather with those directly.
+                    let ld = self.helpers.load_narrow_index(vt, it);
+                    Ok(format!("{ld}({} + {offset}, {i})", b.cname))
                 } else {
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
@@ -1268,6 +1319,22 @@ fn cmp_symbol(op: CmpOp) -> &'static str {
         CmpOp::Le => "<=",
         CmpOp::Gt => ">",
         CmpOp::Ge => ">=",
+    }
+}
+
+/// If `e` is a vector of 8- or 16-bit integers widened to `i32` (what indexes a lookup
+/// table by pixel values), the narrow vector.
+fn widened_narrow(e: &Expr) -> Option<&Expr> {
+    match e.kind() {
+        ExprKind::Cast(a)
+            if e.ty().is_vector()
+                && e.ty().element() == Type::i32()
+                && a.ty().bits <= 16
+                && a.ty().is_int_or_uint() =>
+        {
+            Some(a)
+        }
+        _ => None,
     }
 }
 
