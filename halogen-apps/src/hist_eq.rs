@@ -86,16 +86,17 @@ impl HistEq {
         Ok(HistEq::new())
     }
 
-    /// `halide_bench.py`'s hand schedule, less its parallel histogram: the tables at root
-    /// (the histogram's and the lookup table's pure loops vectorized), the output in
+    /// `halide_bench.py`'s hand schedule: the histogram's reduction split into strips of
+    /// 64 rows and `rfactor`ed into one partial histogram per strip, computed in parallel
+    /// and then summed; the tables at root (their pure loops vectorized); the output in
     /// parallel strips of 64 rows vectorized by 32.
-    ///
-    /// Halide's schedule also splits the histogram's reduction by 64 rows and `rfactor`s
-    /// it into per-strip partial histograms computed in parallel; Halogen has no `rfactor`
-    /// yet, so the histogram is one serial pass.
     pub fn schedule_hand(&self) {
         let (x, y, i) = (self.x, self.y, self.i);
-        self.hist.compute_root().vectorize(i, 8);
+        let (ryo, ryi, u) = (Var::new("ryo"), Var::new("ryi"), Var::new("u"));
+        self.hist.compute_root();
+        let partial = self.hist.update_stage(0).split(self.r.y(), ryo, ryi, 64).rfactor(&[(ryo, u)]);
+        partial.compute_root().vectorize(i, 8).update_stage(0).parallel(u);
+        self.hist.update_stage(0).vectorize(i, 8);
         self.cdf.compute_root();
         self.cdf_min.compute_root();
         self.lut.compute_root().vectorize(i, 8);

@@ -583,6 +583,16 @@ impl Func {
 }
 
 impl Stage {
+    /// The Func this stage belongs to.
+    pub(crate) fn func_ref(&self) -> &FuncRef {
+        &self.func
+    }
+
+    /// 0 for the pure definition, `n + 1` for update `n`.
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
     fn with_schedule(
         &self,
         directive: &str,

@@ -8,4 +8,5 @@ pub mod func;
 pub mod math;
 pub mod param;
 pub mod reductions;
+pub mod rfactor;
 pub mod var;
