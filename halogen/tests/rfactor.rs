@@ -165,11 +165,19 @@ fn a_zero_dimensional_reduction_factors() {
     }
 }
 
+/// The message of `f`'s failed compilation.
+fn compile_error(f: &Func) -> String {
+    match Pipeline::new(&[f]).compile(&Target::interp()) {
+        Ok(_) => panic!("compiling '{}' should fail", f.name()),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// Compiling after `schedule` fails with a message containing each of `needles`.
 fn rfactor_error(schedule: impl FnOnce(&Hist), needles: &[&str]) {
     let h = hist_pipeline();
     schedule(&h);
-    let err = Pipeline::new(&[&h.hist]).compile(&Target::interp()).err().expect("compile should fail").to_string();
+    let err = compile_error(&h.hist);
     for n in needles {
         assert!(err.contains(n), "'{n}' not in: {err}");
     }
@@ -197,7 +205,7 @@ fn misuse_is_a_clear_error() {
     total.def((), 0.0f32);
     total.update((), total.at(()) + input.at(r.x()));
     total.update_stage(0).rfactor(&[(r.x(), u)]);
-    let err = Pipeline::new(&[&total]).compile(&Target::interp()).err().unwrap().to_string();
+    let err = compile_error(&total);
     assert!(err.contains("float32") && err.contains("rounding"), "{err}");
 
     // Not of the form f = f ⊕ e.
@@ -207,6 +215,6 @@ fn misuse_is_a_clear_error() {
     poly.def((), 0);
     poly.update((), poly.at(()) * 2 + input.at(r.x()));
     poly.update_stage(0).rfactor(&[(r.x(), u)]);
-    let err = Pipeline::new(&[&poly]).compile(&Target::interp()).err().unwrap().to_string();
+    let err = compile_error(&poly);
     assert!(err.contains("must have the form"), "{err}");
 }
