@@ -458,3 +458,30 @@ fn long_chains_are_cut_into_groups() {
     }
     assert!(src.matches("compute_root()").count() >= 1, "{src}");
 }
+
+/// A bilateral grid's splat: each 4×4 block of the input adds its value and a weight to
+/// the cells of a grid at data-dependent z, channel c being value or weight.
+fn splat() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
+    let input = ImageParam::new(Type::i32(), 2, "splat_input");
+    let (x, y, z, c) = (Var::new("x"), Var::new("y"), Var::new("z"), Var::new("c"));
+    let r = RDom::new(&[(Expr::from(0), Expr::from(4)), (Expr::from(0), Expr::from(4))]);
+    let grid = Func::new("grid");
+    grid.def((x, y, z, c), 0);
+    let v = input.at((x * 4 + r.x(), y * 4 + r.y()));
+    let zi = clamp(v.clone() / 16, 0, 7);
+    let add = select(Expr::from(c).eq(0), v, 1);
+    grid.update((x, y, zi.clone(), c), grid.at((x, y, zi, c)) + add);
+    let out = Func::new("splat");
+    out.def((x, y, z, c), grid.at((x, y, z, c)));
+    input.set_estimates(&[(0, 2048), (0, 2048)]);
+    out.set_estimates(&[(0, 512), (0, 512), (0, 8), (0, 2)]);
+    let img = Buffer::<i32>::from_fn(&[64, 48], |p| (p[0] * 7 + p[1] * 13) % 128);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn a_splat_visits_each_block_once_for_both_channels_in_parallel_rows() {
+    let src = same_pixels::<i32>(&splat, &[0, 0, 0, 0], &[16, 12, 8, 2]);
+    // The two channels are computed together for each block, rows of blocks in parallel.
+    assert!(src.contains("grid.update_stage(0).reorder(&[c.into(), x.into(), y.into()]).parallel(y)"), "{src}");
+}

@@ -19,6 +19,13 @@ use std::sync::{Mutex, Weak};
 
 use super::tiling::PARALLEL_MIN_WORK;
 
+/// Iterations per core that let a parallel loop balance its work (see `apply_untiled`).
+const BALANCED_TASKS_PER_CORE: f64 = 4.0;
+
+/// A pure loop of an update this short (colour channels, a histogram's value and weight)
+/// goes innermost among the update's pure loops.
+const SHORT_LOOP: f64 = 4.0;
+
 /// A Rust identifier for a name (`sum$3` → `sum_3`).
 pub(crate) fn ident(name: &str) -> String {
     let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
@@ -295,8 +302,11 @@ pub(crate) fn apply_untiled(
         chain.push("compute_root()".into());
     }
     let total: f64 = extent.iter().product();
+    // The outermost dimension with enough iterations to balance the cores (a few tasks
+    // each), else the outermost with one per core, else the longest.
     let pick_parallel = |cands: &[usize]| -> Option<usize> {
-        cands.iter().rev().copied().find(|&d| extent[d] >= m.cores as f64).or_else(|| {
+        let enough = |tasks: f64| cands.iter().rev().copied().find(|&d| extent[d] >= tasks);
+        enough(BALANCED_TASKS_PER_CORE * m.cores as f64).or_else(|| enough(m.cores as f64)).or_else(|| {
             cands.iter().copied().filter(|&d| extent[d] >= 2.0).max_by(|&a, &b| extent[a].total_cmp(&extent[b]))
         })
     };
@@ -328,10 +338,24 @@ pub(crate) fn apply_untiled(
         }
         let st = Func(node.fref.clone()).update_stage(k - 1);
         let mut text = format!("{name}.update_stage({})", k - 1);
+        let mut any = false;
+        // A reduction's short pure loops (channels) go innermost among the pure loops, so
+        // that each point of the domain is visited once for all of them rather than once
+        // per pass of an outer loop over them.
+        let short: Vec<usize> = legal.iter().copied().filter(|&d| extent[d] <= SHORT_LOOP).collect();
+        if !stage.rvars.is_empty() && !short.is_empty() && short.len() < stage.pure.len() {
+            let mut order: Vec<usize> = short.clone();
+            order.extend(stage.pure.iter().map(|(d, _)| *d).filter(|d| !short.contains(d)));
+            let names: Vec<&Name> = order.iter().map(|&d| &node.args[d]).collect();
+            let vars: Vec<VarOrRVar> = names.iter().map(|n| VarOrRVar::from(Var::new(n))).collect();
+            let ids: Vec<String> = names.iter().map(|n| format!("{}.into()", src.var(n))).collect();
+            st.reorder(&vars);
+            text.push_str(&format!(".reorder(&[{}])", ids.join(", ")));
+            any = true;
+        }
         // Update stages are not vectorized: their tails must be guarded (a split of an
         // update cannot shift inwards), and guarded vector loads and stores cost more
         // than the vectors save (measured on the C back end: 2× slower on max_filter).
-        let mut any = false;
         let iters: f64 = stage.pure.iter().map(|(d, _)| extent[*d]).product::<f64>()
             * stage
                 .rvars
@@ -339,7 +363,8 @@ pub(crate) fn apply_untiled(
                 .map(|(_, _, e)| eval_range(e, scope).map_or(16.0, |(_, hi)| hi.max(1) as f64))
                 .product::<f64>();
         if iters * node.stage_ops[k] >= PARALLEL_MIN_WORK {
-            if let Some(d) = pick_parallel(&legal) {
+            let long: Vec<usize> = legal.iter().copied().filter(|d| !short.contains(d)).collect();
+            if let Some(d) = pick_parallel(&long).or_else(|| pick_parallel(&legal)) {
                 let v = &node.args[d];
                 let vs = src.var(v);
                 st.parallel(Var::new(v));

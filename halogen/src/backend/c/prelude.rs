@@ -301,7 +301,7 @@ static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stde
 pub fn fixed_prelude() -> String {
     let mut s = String::new();
     s.push_str(
-        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#if defined(__AVX2__)\n#include <immintrin.h>\n#endif\n\n",
+        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#if defined(__AVX2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n\n",
     );
     s.push_str(RUNTIME_TYPES);
     // The vector helpers are static inline, so GCC's note that passing wide vectors without
@@ -539,7 +539,14 @@ impl Helpers {
                 n = t.lanes,
                 p = physical_lanes(t.lanes),
             );
-            // 32-bit elements, 4 or 8 lanes: AVX2 has a gather instruction for them.
+            // 32-bit elements: AVX-512 gathers 16 lanes, AVX2 4 or 8.
+            let wide = match (t.code, t.bits, t.lanes) {
+                (TypeCode::Float, 32, 16) => Some("_mm512_i32gather_ps((__m512i)idx, (const void *)buf, 4)"),
+                (TypeCode::Int | TypeCode::UInt, 32, 16) => {
+                    Some("_mm512_i32gather_epi32((__m512i)idx, (const void *)buf, 4)")
+                }
+                _ => None,
+            };
             let gather = match (t.code, t.bits, t.lanes) {
                 (TypeCode::Float, 32, 8) => Some("_mm256_i32gather_ps((const float *)buf, (__m256i)idx, 4)"),
                 (TypeCode::Int | TypeCode::UInt, 32, 8) => {
@@ -549,9 +556,10 @@ impl Helpers {
                 (TypeCode::Int | TypeCode::UInt, 32, 4) => Some("_mm_i32gather_epi32((const int *)buf, (__m128i)idx, 4)"),
                 _ => None,
             };
-            let body = match gather {
-                Some(g) => format!("#if defined(__AVX2__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
-                None => generic,
+            let body = match (gather, wide) {
+                (Some(g), _) => format!("#if defined(__AVX2__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
+                (_, Some(g)) => format!("#if defined(__AVX512F__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
+                _ => generic,
             };
             format!("static inline {v} h_ld_{v}(const {e} *buf, {iv} idx) {{\n{body}}}\n", e = storage_c(t))
         })
