@@ -301,7 +301,7 @@ static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stde
 pub fn fixed_prelude() -> String {
     let mut s = String::new();
     s.push_str(
-        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#if defined(__AVX2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n\n",
+        "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
     );
     s.push_str(RUNTIME_TYPES);
     // The vector helpers are static inline, so GCC's note that passing wide vectors without
@@ -491,6 +491,14 @@ impl Helpers {
         })
     }
 
+    /// The x86 intrinsics header, included once before the first helper that uses it (only
+    /// then: it is large, and most files need none of it).
+    fn intrinsics(&mut self) {
+        self.helper("immintrin".to_string(), |_| {
+            "#if defined(__AVX2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n".to_string()
+        });
+    }
+
     /// `h_lds_T(p, s)`: the lanes at `p[0], p[s], p[2s], ...`.
     pub fn load_strided(&mut self, t: Type) -> String {
         self.helper(format!("h_lds_{}", mnemonic(t)), |h| {
@@ -556,6 +564,9 @@ impl Helpers {
                 (TypeCode::Int | TypeCode::UInt, 32, 4) => Some("_mm_i32gather_epi32((const int *)buf, (__m128i)idx, 4)"),
                 _ => None,
             };
+            if gather.is_some() || wide.is_some() {
+                h.intrinsics();
+            }
             let body = match (gather, wide) {
                 (Some(g), _) => format!("#if defined(__AVX2__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
                 (_, Some(g)) => format!("#if defined(__AVX512F__)\n    return ({v}){g};\n#else\n{generic}#endif\n"),
