@@ -154,8 +154,8 @@ pub struct HalogenRuntime {
         unsafe extern "C" fn(ctx: *mut c_void, body: HalogenTask, min: i32, extent: i32, closure: *mut c_void) -> c_int,
     /// Records a failure's message (the first one wins).
     pub error: unsafe extern "C" fn(ctx: *mut c_void, message: *const c_char),
-    /// Storage for an intermediate buffer: `bytes` bytes, uninitialized; null if out of
-    /// memory.
+    /// Storage for an intermediate buffer at the pipeline's top level: `bytes` bytes,
+    /// uninitialized; null if out of memory.
     pub alloc: unsafe extern "C" fn(ctx: *mut c_void, bytes: usize) -> *mut c_void,
     /// Releases storage from `alloc` (null is ignored).
     pub free: unsafe extern "C" fn(ctx: *mut c_void, block: *mut c_void),

@@ -1,5 +1,6 @@
-//! The pooled heap behind generated code's intermediate buffers (`alloc` and `free` of
-//! `struct halogen_runtime`).
+//! The pooled heap behind generated code's top-level intermediate buffers (`alloc` and
+//! `free` of `struct halogen_runtime`; buffers inside loops and parallel tasks come from
+//! `malloc`, whose per-thread caches serve those better).
 //!
 //! A pipeline run allocates its root-level intermediates afresh each time, and large
 //! blocks come straight from the operating system: every page of them faults and is

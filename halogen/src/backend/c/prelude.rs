@@ -60,7 +60,8 @@ struct halogen_runtime {
     int (*par_for)(void *ctx, halogen_task body, int32_t min, int32_t extent, void *closure);
     /* Reports a failure's message; the failing code then returns nonzero. */
     void (*error)(void *ctx, const char *message);
-    /* Storage for an intermediate buffer, uninitialized; null when out of memory. */
+    /* Storage for an intermediate buffer at the pipeline's top level, uninitialized; null
+       when out of memory. */
     void *(*alloc)(void *ctx, size_t bytes);
     /* Releases storage from alloc; null is ignored. */
     void (*free)(void *ctx, void *block);
@@ -241,19 +242,22 @@ static inline void h_alloc_oom(const struct halogen_runtime *rt, void *ctx, cons
 }
 
 /* Heap storage of an Allocate, not initialized (bounds inference makes every read follow a
-   write); null (after reporting the error) on failure. */
+   write), from the runtime's allocator if `pooled`, else from malloc; null (after reporting
+   the error) on failure. */
 static inline void *h_alloc(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
-                            size_t elem_bytes, int dims, const int64_t *extents) {
+                            size_t elem_bytes, int dims, const int64_t *extents, int pooled) {
     uint64_t size;
     if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
-    void *p = rt->alloc(ctx, (size > 0 ? size : 1) * elem_bytes);
+    size_t bytes = (size > 0 ? size : 1) * elem_bytes;
+    void *p = pooled ? rt->alloc(ctx, bytes) : malloc(bytes);
     if (!p) h_alloc_oom(rt, ctx, name, elem, size);
     return p;
 }
 
 /* Heap storage of an Allocate inside a loop: the block in `*slot` (of `*slot_bytes`) is
    reused when it is large enough, and replaced by a larger one when not. The function that
-   owns the slot frees it when it returns. */
+   owns the slot frees it when it returns. From malloc: such blocks are small and per
+   thread, and malloc's per-thread caches hand them back still in that core's cache. */
 static inline void *h_alloc_reuse(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
                                   size_t elem_bytes, int dims, const int64_t *extents, void **slot,
                                   size_t *slot_bytes) {
@@ -261,9 +265,9 @@ static inline void *h_alloc_reuse(const struct halogen_runtime *rt, void *ctx, c
     if (!h_alloc_size(rt, ctx, name, dims, extents, &size)) return NULL;
     size_t bytes = (size > 0 ? size : 1) * elem_bytes;
     if (bytes > *slot_bytes) {
-        rt->free(ctx, *slot);
+        free(*slot);
         *slot_bytes = 0;
-        *slot = rt->alloc(ctx, bytes);
+        *slot = malloc(bytes);
         if (!*slot) {
             h_alloc_oom(rt, ctx, name, elem, size);
             return NULL;

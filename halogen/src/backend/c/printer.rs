@@ -74,6 +74,10 @@ struct Function {
     /// `slots_at` in `out`, freed wherever the function returns.
     slots: Vec<String>,
     slots_at: usize,
+    /// Whether heap storage comes from the runtime's pooled allocator (the entry point's
+    /// buffers, reused from one run to the next) rather than `malloc` (a parallel loop
+    /// body's, which the thread that frees it reuses through `malloc`'s own caches).
+    pooled: bool,
 }
 
 impl Function {
@@ -137,9 +141,18 @@ impl Printer {
         self.line(text);
     }
 
+    /// The statement freeing heap storage `c` of this function.
+    fn heap_free(&self, c: &str) -> String {
+        if self.f.pooled {
+            format!("rt->free(ctx, {c});")
+        } else {
+            format!("free({c});")
+        }
+    }
+
     /// Frees this function's live heap allocations and returns the error code.
     fn fail(&mut self) {
-        let frees: Vec<String> = self.f.heap.iter().rev().map(|c| format!("rt->free(ctx, {c});")).collect();
+        let frees: Vec<String> = self.f.heap.iter().rev().map(|c| self.heap_free(c)).collect();
         for f in frees {
             self.line(f);
         }
@@ -153,7 +166,7 @@ impl Printer {
     }
 
     fn free_slots(&mut self) {
-        let frees: Vec<String> = self.f.slots.iter().map(|c| format!("rt->free(ctx, {c});")).collect();
+        let frees: Vec<String> = self.f.slots.iter().map(|c| format!("free({c});")).collect();
         for f in frees {
             self.line(f);
         }
@@ -277,6 +290,7 @@ impl Printer {
         header_comment: &str,
     ) -> Result<String> {
         self.f = Function::new(1);
+        self.f.pooled = true;
         let used = captures(s, &[]);
         for (i, b) in buffers.iter().enumerate() {
             check(b.elem)?;
@@ -359,7 +373,7 @@ impl Printer {
             Stmt::Free { name } => {
                 let b = self.lookup_buf(name)?.clone();
                 if self.f.heap.contains(&b.cname) {
-                    self.line(format!("rt->free(ctx, {});", b.cname));
+                    self.line(self.heap_free(&b.cname));
                     self.line(format!("{} = NULL;", b.cname));
                 }
                 Ok(())
@@ -620,7 +634,7 @@ impl Printer {
                 self.f.slots.push(slot.clone());
                 ("h_alloc_reuse", format!(", &{slot}, &{slot}_bytes"))
             } else {
-                ("h_alloc", String::new())
+                ("h_alloc", format!(", {}", self.f.pooled as i32))
             };
             cname = self.f.namer.fresh(name);
             self.line(format!(
@@ -640,7 +654,7 @@ impl Printer {
         self.f.bufs.pop();
         if on_stack.is_none() && !reuse {
             self.f.heap.pop();
-            self.line(format!("rt->free(ctx, {cname});"));
+            self.line(self.heap_free(&cname));
         }
         r
     }
