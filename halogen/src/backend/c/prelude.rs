@@ -339,6 +339,20 @@ pub struct Helpers {
     seen: HashSet<String>,
 }
 
+/// The body of a gather of `t` from `buf` by the index vector `idx` (of `idx_t`
+/// elements), for a function returning the C vector type `v`: the indices and the result
+/// pass through arrays, which x86 does faster than extracting and inserting lanes.
+fn gather_body(t: Type, idx_t: Type, v: &str) -> String {
+    format!(
+        "    {ie} i_[{p}];\n    {e} r_[{p}] = {{0}};\n    memcpy(i_, &idx, sizeof i_);\n    for (int i = 0; i < {n}; i++) r_[i] = buf[i_[i]];\n    {v} r;\n    memcpy(&r, r_, sizeof r);\n{}    return r;\n",
+        Helpers::normalize(t),
+        e = storage_c(t),
+        ie = storage_c(idx_t),
+        n = t.lanes,
+        p = physical_lanes(t.lanes),
+    )
+}
+
 impl Helpers {
     /// The C name of type `t`, registering its typedef if it is a vector.
     pub fn ty(&mut self, t: Type) -> String {
@@ -541,16 +555,9 @@ impl Helpers {
         let idx = Type::i32().with_lanes(t.lanes);
         self.helper(format!("h_ld_{}", mnemonic(t)), |h| {
             let (v, iv) = (h.ty(t), h.ty(idx));
-            // Through arrays: x86 moves a vector to memory and reads its lanes back faster
-            // than it extracts and inserts them one at a time. (The printer loads indices
-            // it knows to be dense or evenly spaced without this helper.)
-            let generic = format!(
-                "    int32_t i_[{p}];\n    {e} r_[{p}] = {{0}};\n    memcpy(i_, &idx, sizeof i_);\n    for (int i = 0; i < {n}; i++) r_[i] = buf[i_[i]];\n    {v} r;\n    memcpy(&r, r_, sizeof r);\n{}    return r;\n",
-                Self::normalize(t),
-                e = storage_c(t),
-                n = t.lanes,
-                p = physical_lanes(t.lanes),
-            );
+            // (The printer loads indices it knows to be dense or evenly spaced without this
+            // helper.)
+            let generic = gather_body(t, Type::i32(), &v);
             // 32-bit elements: AVX-512 gathers 16 lanes, AVX2 4 or 8.
             let wide = match (t.code, t.bits, t.lanes) {
                 (TypeCode::Float, 32, 16) => Some("_mm512_i32gather_ps((__m512i)idx, (const void *)buf, 4)"),
@@ -565,7 +572,9 @@ impl Helpers {
                     Some("_mm256_i32gather_epi32((const int *)buf, (__m256i)idx, 4)")
                 }
                 (TypeCode::Float, 32, 4) => Some("_mm_i32gather_ps((const float *)buf, (__m128i)idx, 4)"),
-                (TypeCode::Int | TypeCode::UInt, 32, 4) => Some("_mm_i32gather_epi32((const int *)buf, (__m128i)idx, 4)"),
+                (TypeCode::Int | TypeCode::UInt, 32, 4) => {
+                    Some("_mm_i32gather_epi32((const int *)buf, (__m128i)idx, 4)")
+                }
                 _ => None,
             };
             if gather.is_some() || wide.is_some() {
@@ -585,14 +594,8 @@ impl Helpers {
     pub fn load_narrow_index(&mut self, t: Type, idx_t: Type) -> String {
         self.helper(format!("h_ldn_{}_{}", mnemonic(t), mnemonic(idx_t)), |h| {
             let (v, iv) = (h.ty(t), h.ty(idx_t));
-            format!(
-                "static inline {v} h_ldn_{v}_{iv}(const {e} *buf, {iv} idx) {{\n    {ie} i_[{p}];\n    {e} r_[{p}] = {{0}};\n    memcpy(i_, &idx, sizeof i_);\n    for (int i = 0; i < {n}; i++) r_[i] = buf[i_[i]];\n    {v} r;\n    memcpy(&r, r_, sizeof r);\n{}    return r;\n}}\n",
-                Self::normalize(t),
-                e = storage_c(t),
-                ie = storage_c(idx_t),
-                n = t.lanes,
-                p = physical_lanes(t.lanes),
-            )
+            let body = gather_body(t, idx_t, &v);
+            format!("static inline {v} h_ldn_{v}_{iv}(const {e} *buf, {iv} idx) {{\n{body}}}\n", e = storage_c(t))
         })
     }
 
