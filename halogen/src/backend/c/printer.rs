@@ -726,12 +726,7 @@ impl Printer {
                 }
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-                let sym = match op {
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    _ => "*",
-                };
-                Ok(format!("({} {sym} {})", self.lane_base(a)?, self.lane_base(b)?))
+                Ok(format!("({} {} {})", self.lane_base(a)?, index_symbol(*op), self.lane_base(b)?))
             }
             _ => Err(internal(format!("{e} is not a vector of evenly spaced indices"))),
         }
@@ -776,12 +771,7 @@ impl Printer {
         match e.kind() {
             ExprKind::IntImm(v) => Ok(format!("(int64_t){v}")),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-                let sym = match op {
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    _ => "*",
-                };
-                Ok(format!("({} {sym} {})", self.index_c(a)?, self.index_c(b)?))
+                Ok(format!("({} {} {})", self.index_c(a)?, index_symbol(*op), self.index_c(b)?))
             }
             _ => Ok(format!("(int64_t){}", self.expr(e)?)),
         }
@@ -1333,6 +1323,15 @@ fn cmp_symbol(op: CmpOp) -> &'static str {
         CmpOp::Le => "<=",
         CmpOp::Gt => ">",
         CmpOp::Ge => ">=",
+    }
+}
+
+/// The C operator of the 64-bit index arithmetic `+`, `-` and `*`.
+fn index_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        _ => "*",
     }
 }
 
