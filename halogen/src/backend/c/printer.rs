@@ -581,7 +581,8 @@ impl Printer {
         match predicate {
             None => {
                 let stride = self.lane_stride(index);
-                if let Some(base) = self.dense_base(index)? {
+                if stride == Some(1) {
+                    let base = self.lane_base(index)?;
                     let st = self.helpers.store_dense(t);
                     self.line(format!("{st}({} + {base}, {v});", b.cname));
                 } else if let (Some(s), false) = (stride.filter(|s| *s != 0), b.elem.is_bool()) {
@@ -944,7 +945,8 @@ impl Printer {
         match predicate {
             None => {
                 let stride = self.lane_stride(index);
-                if let Some(base) = self.dense_base(index)? {
+                if stride == Some(1) {
+                    let base = self.lane_base(index)?;
                     let ld = self.helpers.load_dense(vt);
                     Ok(format!("{ld}({} + {base})", b.cname))
                 } else if let (Some(s), false) = (stride, b.elem.is_bool()) {
