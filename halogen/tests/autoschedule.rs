@@ -482,6 +482,12 @@ fn splat() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
 #[test]
 fn a_splat_visits_each_block_once_for_both_channels_in_parallel_rows() {
     let src = same_pixels::<i32>(&splat, &[0, 0, 0, 0], &[16, 12, 8, 2]);
-    // The two channels are computed together for each block, rows of blocks in parallel.
-    assert!(src.contains("grid.update_stage(0).reorder(&[c.into(), x.into(), y.into()]).parallel(y)"), "{src}");
+    // The two channels are computed together for each input point (the channel loop
+    // inside the block's loops: a scatter keeps no accumulator in a register), rows of
+    // blocks in parallel.
+    let update = src.lines().find(|l| l.starts_with("grid.update_stage(0)")).unwrap_or_else(|| panic!("{src}"));
+    assert!(
+        update.contains(".reorder(&[c.into(), r_") && update.ends_with(", x.into(), y.into()]).parallel(y);"),
+        "{src}"
+    );
 }

@@ -341,12 +341,19 @@ pub(crate) fn apply_untiled(
         let mut any = false;
         // A reduction's short pure loops (channels) go innermost among the pure loops, so
         // that each point of the domain is visited once for all of them rather than once
-        // per pass of an outer loop over them.
+        // per pass of an outer loop over them. Where the reduction accumulates in place
+        // (every left-hand side index a pure variable), the reduction's own loops stay
+        // innermost, so the accumulator stays in a register.
         let short: Vec<usize> = legal.iter().copied().filter(|&d| extent[d] <= SHORT_LOOP).collect();
         if !stage.rvars.is_empty() && !short.is_empty() && short.len() < stage.pure.len() {
-            let mut order: Vec<usize> = short.clone();
-            order.extend(stage.pure.iter().map(|(d, _)| *d).filter(|d| !short.contains(d)));
-            let names: Vec<&Name> = order.iter().map(|&d| &node.args[d]).collect();
+            let mut names: Vec<&Name> = short.iter().map(|&d| &node.args[d]).collect();
+            // A scatter (a histogram: some left-hand side index is computed) keeps no
+            // accumulator in a register anyway; there the short loops go inside the
+            // reduction too, so the values it reads are loaded once for all of them.
+            if stage.pure.len() < stage.args.len() {
+                names.extend(stage.rvars.iter().map(|(r, _, _)| r));
+            }
+            names.extend(stage.pure.iter().map(|(d, _)| *d).filter(|d| !short.contains(d)).map(|d| &node.args[d]));
             let vars: Vec<VarOrRVar> = names.iter().map(|n| VarOrRVar::from(Var::new(n))).collect();
             let ids: Vec<String> = names.iter().map(|n| format!("{}.into()", src.var(n))).collect();
             st.reorder(&vars);

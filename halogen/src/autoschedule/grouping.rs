@@ -195,12 +195,14 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
         .collect();
     let node = &g.nodes[out];
     let single_stage = |f: usize| !g.nodes[f].has_updates();
+    let lanes_of = |f: usize| ctx.m.vector_lanes(g.nodes[f].vector_type());
     let input = GroupInput {
         out,
         stages: &stages,
         ops: ctx.ops,
         lanes: ctx.m.vector_lanes(node.vector_type()),
         out_bytes: node.elem_bytes(),
+        lanes_of: &lanes_of,
         external: &external,
         single_stage: &single_stage,
         split_slides: ctx.split_slides,

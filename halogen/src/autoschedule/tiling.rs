@@ -43,6 +43,8 @@ pub(crate) struct GroupInput<'a> {
     /// Lanes of the output's vectors, and bytes per point of the output.
     pub lanes: usize,
     pub out_bytes: usize,
+    /// Lanes of each member's vectors.
+    pub lanes_of: &'a dyn Fn(usize) -> usize,
     /// Nodes read from outside the group (roots of other groups), besides the images.
     pub external: &'a [usize],
     pub single_stage: &'a dyn Fn(usize) -> bool,
@@ -135,6 +137,19 @@ pub(crate) fn candidate_nests(extent: &[f64], lanes: usize, line_elems: usize) -
     out
 }
 
+/// Work per point of a row `row` points long computed in vectors of `lanes`, relative to
+/// a row filling its vectors: the last vector of a row is computed whole, and a row
+/// shorter than one vector is computed a point at a time (which costs about a vector per
+/// point).
+fn lane_waste(row: f64, lanes: usize) -> f64 {
+    let lanes = lanes.max(1) as f64;
+    if row >= lanes {
+        (row / lanes).ceil() * lanes / row
+    } else {
+        lanes
+    }
+}
+
 /// Cost of a nest, or `None` if it breaks a constraint.
 fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &MachineParams) -> Option<Tiling> {
     let p = &models.p;
@@ -161,9 +176,13 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
             nest.instances(pl.compute) * per_compute
         };
         let ops = input.ops[*f];
+        // A member computed over narrow rows wastes lanes (a row of 20 in vectors of 16
+        // computes 32) and pays a row's loop overhead for few points; one narrower than a
+        // vector is not vectorized at all.
+        let row = if model.dims() > 0 { model.extent(0, &nest.box_inside(pl.compute), p) } else { 1.0 };
         work += root * ops;
-        recompute += (computed - root).max(0.0) * ops;
-        overhead += nest.instances(pl.compute) * OVERHEAD;
+        recompute += (computed * lane_waste(row, (input.lanes_of)(*f)) - root).max(0.0) * ops;
+        overhead += nest.instances(pl.compute) * OVERHEAD + computed / row.max(1.0) * ROW_OVERHEAD;
         let bytes = per_compute * model.bytes as f64;
         if pl.slide_dim.is_none() {
             unfolded += bytes;
@@ -206,7 +225,7 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     // Partial vectors waste lanes.
     let inner = nest.tile[0];
     let lanes = input.lanes as f64;
-    let vector_waste = if inner >= lanes { ((inner / lanes).ceil() * lanes) / inner } else { 1.0 };
+    let vector_waste = if inner >= lanes { lane_waste(inner, input.lanes) } else { 1.0 };
     let cost = ((work + recompute) * vector_waste + W_LOAD * load + overhead) / threads;
     let mut nest = nest.clone();
     nest.parallel = parallel;
@@ -233,6 +252,15 @@ pub(crate) fn tile_group(input: &GroupInput<'_>, models: &GroupModels, m: &Machi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_rows_waste_lanes() {
+        assert_eq!(lane_waste(64.0, 16), 1.0);
+        // A strip of 16 grid cells and its halo of 2 on each side: two vectors for 20.
+        assert_eq!(lane_waste(20.0, 16), 1.6);
+        assert_eq!(lane_waste(8.0, 16), 16.0);
+        assert_eq!(lane_waste(3.0, 1), 1.0);
+    }
 
     #[test]
     fn candidates_respect_vectors_and_lines() {
