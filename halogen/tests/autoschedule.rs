@@ -225,6 +225,43 @@ fn histogram_equalization_gives_the_unscheduled_pixels() {
     same_pixels::<u8>(&histogram_equalize, &[3, 2], &[20, 11]);
 }
 
+#[test]
+fn a_serial_histogram_is_factored_into_parallel_strips() {
+    let src = same_pixels::<u8>(&histogram_equalize, &[0, 0], &[45, 31]);
+    // 3000 estimated rows on 16 cores: 8 strips per core, of 24 rows, merged afterwards.
+    let line = src.lines().find(|l| l.contains(".rfactor(")).unwrap_or_else(|| panic!("{src}"));
+    assert!(line.starts_with("let hist_intm") && line.contains("hist.update_stage(0).split(r_"), "{src}");
+    assert_eq!(ints_of(line, ".split"), vec![24], "{src}");
+    assert!(src.contains(".update_stage(0).parallel(u);"), "{src}");
+    // A partial last strip, and strips that start past the image.
+    let tall = || {
+        let (inputs, out) = histogram_equalize();
+        let img = Buffer::<u8>::from_fn(&[7, 1001], |c| ((c[0] * 31 + c[1] * c[1]) % 256) as u8);
+        (vec![(inputs[0].0.clone(), img)], out)
+    };
+    same_pixels::<u8>(&tall, &[0, 0], &[7, 1001]);
+    same_pixels::<u8>(&tall, &[2, 500], &[3, 9]);
+    // Scheduling again finds the merge parallel already: no second factoring.
+    let (inputs, out) = histogram_equalize();
+    let p = Pipeline::new(&[&out]);
+    let first = p.auto_schedule_with_source(&machine()).unwrap();
+    let second = p.auto_schedule_with_source(&machine()).unwrap();
+    assert!(first.contains(".rfactor(") && !second.contains(".rfactor("), "{first}\n{second}");
+    let mut buf = Buffer::<u8>::new(&[45, 31]);
+    let mut args = Args::new();
+    args.image(&inputs[0].0, &inputs[0].1);
+    p.compile(&Target::interp()).unwrap().realize(&args, &mut buf).unwrap();
+    let expected = {
+        let (inputs, out) = histogram_equalize();
+        let mut b = Buffer::<u8>::new(&[45, 31]);
+        let mut args = Args::new();
+        args.image(&inputs[0].0, &inputs[0].1);
+        Pipeline::new(&[&out]).compile(&Target::interp()).unwrap().realize(&args, &mut b).unwrap();
+        b
+    };
+    assert_eq!(buf.as_slice(), expected.as_slice(), "{second}");
+}
+
 /// An unsharp mask over a colour image (as in the benchmark suite): grey, a separable
 /// 7-tap blur, sharpen, ratio, times the input.
 fn unsharp() -> (Vec<(ImageParam, Buffer<f32>)>, Func) {

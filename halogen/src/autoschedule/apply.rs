@@ -51,11 +51,17 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    fn var(&mut self, name: &Name) -> String {
+    /// The identifier of a loop variable, declared at the top of the source.
+    pub(crate) fn var(&mut self, name: &Name) -> String {
         if !self.vars.contains(name) {
             self.vars.push(name.clone());
         }
         ident(name)
+    }
+
+    /// Appends a statement.
+    pub(crate) fn push(&mut self, line: String) {
+        self.lines.push(line);
     }
 
     /// The finished text: a header, the Var declarations, one statement per line.

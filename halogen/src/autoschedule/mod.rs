@@ -71,6 +71,7 @@
 
 mod apply;
 mod estimates;
+mod factor;
 mod footprint;
 mod fusion;
 mod graph;
@@ -142,7 +143,7 @@ impl Pipeline {
             return Err(Error::Definition("a pipeline needs at least one output Func".into()));
         }
         let mut g = graph::build_graph(&refs)?;
-        let est = estimates::gather(&g)?;
+        let mut est = estimates::gather(&g)?;
         // Our own earlier schedule is not the user's: start again from theirs.
         let mut reset = false;
         for n in &g.nodes {
@@ -151,10 +152,15 @@ impl Pipeline {
         if reset {
             g = graph::build_graph(&refs)?;
         }
+        let mut src = apply::Source::default();
+        if factor::factor_serial_reductions(&g, &est.scope, &root_regions(&g, &est), params, &mut src) {
+            // New intermediate Funcs: node indices move.
+            g = graph::build_graph(&refs)?;
+            est = estimates::gather(&g)?;
+        }
         let before: Vec<apply::Snapshot> = g.nodes.iter().map(|n| apply::snapshot(&n.fref)).collect();
 
         let (planned, regions, inlined, root) = plan_pipeline(&g, &est, params);
-        let mut src = apply::Source::default();
         let outs = apply::regions_of(&planned, &regions, &root.funcs);
         for (p, region) in planned.iter().zip(&outs) {
             if p.tiling.is_some() {

@@ -26,7 +26,7 @@
 //! Float reductions are refused, because regrouping floating-point operations changes
 //! their rounding, and every schedule must compute the unscheduled pipeline's values.
 
-use super::func::{Func, Stage};
+use super::func::{Definition, Func, Stage};
 use super::var::{unique_name, Var, VarOrRVar};
 use crate::analysis::substitute::substitute_map;
 use crate::error::Error;
@@ -248,13 +248,18 @@ impl Stage {
         }
     }
 
-    fn try_rfactor(&self, f: &Func, pairs: &[(Name, Var)]) -> Result<Func, String> {
+    /// Whether [`Stage::rfactor`] accepts this update's definition (an integer or bool
+    /// reduction of a form it recognises), asked without changing anything.
+    pub(crate) fn factorable(&self) -> bool {
+        self.reduction().is_ok()
+    }
+
+    /// This update's pure variables, definition and reduction, or why rfactor refuses it.
+    fn reduction(&self) -> Result<(Vec<Name>, Definition, Reduction), String> {
         if self.index() == 0 {
             return Err("rfactor applies to update definitions, not the pure one".to_string());
         }
-        if pairs.is_empty() {
-            return Err("no loops to factor out".to_string());
-        }
+        let f = Func(self.func_ref().clone());
         let (pure_names, def) = {
             let d = f.func_ref().lock();
             let def = d.updates.get(self.index() - 1).cloned().ok_or("the update does not exist")?;
@@ -270,7 +275,19 @@ impl Stage {
                 "the reduction is over {ty}; regrouping float operations would change their rounding, so only integer and bool reductions can be factored"
             ));
         }
-        let reduction = recognise(f, &def.args, value)?;
+        let reduction = recognise(&f, &def.args, value)?;
+        if def.rdom.is_none() {
+            return Err("the update has no reduction domain".to_string());
+        }
+        Ok((pure_names, def, reduction))
+    }
+
+    fn try_rfactor(&self, f: &Func, pairs: &[(Name, Var)]) -> Result<Func, String> {
+        let (pure_names, def, reduction) = self.reduction()?;
+        if pairs.is_empty() {
+            return Err("no loops to factor out".to_string());
+        }
+        let ty = def.values[0].ty();
         let domain = def.rdom.clone().ok_or("the update has no reduction domain")?;
         let factored = resolve(pairs, &def.schedule, &domain.0)?;
         for (name, var) in pairs {
