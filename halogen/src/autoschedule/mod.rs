@@ -4,6 +4,9 @@
 //! [`Pipeline::auto_schedule`] writes a schedule for every Func the user did not schedule
 //! by hand, from the sizes given as estimates and the machine's [`MachineParams`]:
 //!
+//! 0. **Factoring** (`factor.rs`): a large integer reduction that cannot run in parallel
+//!    over its pure variables (a histogram) is split by `rfactor` into partial
+//!    reductions over strips of its outermost reduction variable, which can.
 //! 1. **Inlining** (`inline.rs`; Algorithm 2 and the zero-overlap rule of Algorithm 1):
 //!    trivial stages, and stages whose single consumer reads each value once, are inlined.
 //! 2. **Grouping** (`grouping.rs`; Algorithm 4): a stage with several consumers, a Func
@@ -46,7 +49,7 @@
 //!   segmentations in stage order.
 //! - Update stages are parallelized but not vectorized (their tails must be guarded, and
 //!   guarded vectors cost more than they save on the C back end); histograms and scans
-//!   stay at root.
+//!   stay at root. Float reductions are not factored: regrouping them changes rounding.
 //!
 //! ```
 //! use halogen::prelude::*;
