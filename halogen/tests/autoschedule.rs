@@ -528,3 +528,31 @@ fn a_splat_visits_each_block_once_for_both_channels_in_parallel_rows() {
         "{src}"
     );
 }
+
+/// A reduction that accumulates in place: every point of `dot` sums a row of products
+/// over a reduction of 24 (a 1×1 convolution over channels).
+fn channel_dot() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
+    let input = ImageParam::new(Type::i32(), 3, "dot_input");
+    let (c, x, y) = (Var::new("c"), Var::new("x"), Var::new("y"));
+    let r = RDom::new(&[(Expr::from(0), Expr::from(24))]);
+    let dot = Func::new("dot");
+    dot.def((c, x, y), c);
+    dot.update((c, x, y), dot.at((c, x, y)) + input.at((r.x(), x, y)) * (c + r.x()));
+    let out = Func::new("dot_out");
+    out.def((c, x, y), dot.at((c, x, y)) / 3);
+    input.set_estimates(&[(0, 24), (0, 512), (0, 512)]);
+    out.set_estimates(&[(0, 64), (0, 512), (0, 512)]);
+    let img = Buffer::<i32>::from_fn(&[24, 13, 9], |p| (p[0] * 5 + p[1] * 3 + p[2]) % 23 - 11);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn an_update_that_accumulates_in_place_is_vectorized_and_a_scatter_is_not() {
+    let src = same_pixels::<i32>(&channel_dot, &[0, 0, 0], &[64, 13, 9]);
+    // 32-byte vectors of i32: 8 lanes, with a guarded tail where 19 channels are asked.
+    assert!(src.contains("dot.update_stage(0).vectorize(c, 8)"), "{src}");
+    same_pixels::<i32>(&channel_dot, &[0, 1, 2], &[19, 5, 3]);
+    let src = same_pixels::<i32>(&splat, &[0, 0, 0, 0], &[16, 12, 8, 2]);
+    let update = src.lines().find(|l| l.starts_with("grid.update_stage(0)")).unwrap_or_else(|| panic!("{src}"));
+    assert!(!update.contains("vectorize"), "{src}");
+}

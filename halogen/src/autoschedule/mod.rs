@@ -47,9 +47,10 @@
 //! - Algorithm 5 splits a group at the member whose removal gives the cheapest valid
 //!   schedules (recursively, with a bound on the evaluations) rather than enumerating
 //!   segmentations in stage order.
-//! - Update stages are parallelized but not vectorized (their tails must be guarded, and
-//!   guarded vectors cost more than they save on the C back end); histograms and scans
-//!   stay at root. Float reductions are not factored: regrouping them changes rounding.
+//! - Update stages are vectorized along their innermost dimension where its points are
+//!   independent, except scatters (histograms), whose lanes could collide; histograms and
+//!   scans stay at root. Float reductions are not factored: regrouping them changes
+//!   rounding.
 //!
 //! ```
 //! use halogen::prelude::*;

@@ -56,6 +56,9 @@ struct Buf {
     name: Name,
     cname: String,
     elem: Type,
+    /// Storage the pipeline allocated itself (not a caller's buffer): nothing else points
+    /// into it, so every pointer to it may be `restrict`.
+    owned: bool,
 }
 
 /// The state of the C function being printed.
@@ -300,7 +303,7 @@ impl Printer {
             let cname = self.f.namer.fresh(&b.name);
             let e = storage_c(b.elem);
             self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
-            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem });
+            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false });
         }
         for name in &used.vars {
             let Some((_, ty, binding)) = scalars.iter().find(|(n, _, _)| n == name) else {
@@ -515,7 +518,10 @@ impl Printer {
             let e = storage_c(b.elem);
             fields.push(format!("    {e} *{};", b.cname));
             self.f.namer.reserve(&b.cname);
-            self.line(format!("{e} *{c} = cl->{c};", c = b.cname));
+            // The pipeline's own storage stays `restrict` inside the body: the C compiler
+            // may then keep an update's accumulator in a register across a reduction.
+            let q = if b.owned { "restrict " } else { "" };
+            self.line(format!("{e} *{q}{c} = cl->{c};", c = b.cname));
             self.f.bufs.push(b.clone());
         }
         // Not every body reports errors or starts loops of its own.
@@ -650,7 +656,7 @@ impl Printer {
                 self.f.heap.push(cname.clone());
             }
         }
-        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem });
+        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true });
         let r = self.stmt(body);
         self.f.bufs.pop();
         if on_stack.is_none() && !reuse {
