@@ -556,3 +556,23 @@ fn an_update_that_accumulates_in_place_is_vectorized_and_a_scatter_is_not() {
     let update = src.lines().find(|l| l.starts_with("grid.update_stage(0)")).unwrap_or_else(|| panic!("{src}"));
     assert!(!update.contains("vectorize"), "{src}");
 }
+
+#[test]
+fn a_transpose_is_read_in_narrow_strips() {
+    let make = || {
+        let input = ImageParam::new(Type::u16(), 2, "transpose_input");
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let out = Func::new("transposed");
+        out.def((x, y), input.at((y, x)));
+        input.set_estimates(&[(0, 4096), (0, 4096)]);
+        out.set_estimates(&[(0, 4096), (0, 4096)]);
+        let img = Buffer::<u16>::from_fn(&[37, 70], |c| (c[0] * 100 + c[1]) as u16);
+        (vec![(input, img)], out)
+    };
+    let src = same_pixels::<u16>(&make, &[0, 0], &[70, 37]);
+    // Each row of a strip reads one line of as many input rows as the strip is wide:
+    // at most the 64 pages the first-level TLB holds, not a whole 4096-wide row.
+    let line = src.lines().find(|l| l.starts_with("transposed.")).unwrap_or_else(|| panic!("{src}"));
+    let width = if line.contains(".tile(") { ints_of(line, ".tile")[0] } else { ints_of(line, ".split")[0] };
+    assert!(line.contains("(x, x, xi") && width <= 64, "{src}");
+}

@@ -30,6 +30,8 @@ const TASK_OVERHEAD: f64 = 1000.0;
 /// Expected share of the threads idle at the end of a parallel loop with one task per
 /// core (it shrinks in proportion with more tasks per core).
 const IMBALANCE: f64 = 0.25;
+/// Pages the first-level data TLB holds (64 on current x86 cores).
+const TLB_ENTRIES: f64 = 64.0;
 /// Work (points × operations) below which a loop is not worth running in parallel.
 pub(crate) const PARALLEL_MIN_WORK: f64 = 65536.0;
 
@@ -218,7 +220,23 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
         // the tile. Narrower rows each start a stream of their own.
         let whole_rows = q.dims() > 0 && width >= q.full[0];
         let streams = if whole_rows { 1.0 } else { rows };
-        load += tiles * (rows * (width * q.bytes as f64 / line).ceil() + streams * STREAM);
+        let mut lines = rows * (width * q.bytes as f64 / line).ceil() + streams * STREAM;
+        // A transposed read (the output's innermost loop walks down the buffer's rows)
+        // touches a line per point of a row of the tile. The next rows of the tile reuse
+        // those lines only while they stay in L1 (half of it: the output and the other
+        // reads use the rest) and their pages in the first-level TLB (rows of large images
+        // lie in pages of their own); beyond that, every point loads one.
+        let transposed = q.dims() > 1 && !q.depends(0, 0) && (1..q.dims()).any(|d| q.depends(d, 0));
+        if transposed {
+            let mut one_row = vec![1.0; b.len()];
+            one_row[0] = b[0];
+            let lines_per_row: f64 = (1..q.dims()).map(|d| q.extent(d, &one_row, p)).product();
+            if lines_per_row > (m.l1 as f64 / 2.0 / line).min(TLB_ENTRIES) {
+                let tile_rows: f64 = b[1..].iter().product();
+                lines = lines.max(tile_rows * lines_per_row);
+            }
+        }
+        load += tiles * lines;
     }
     overhead += tiles * TILE_OVERHEAD + parallel.map_or(0.0, |l| nest.instances(l) * TASK_OVERHEAD);
     overhead += nest.instances(1) * ROW_OVERHEAD;
