@@ -576,3 +576,28 @@ fn a_transpose_is_read_in_narrow_strips() {
     let width = if line.contains(".tile(") { ints_of(line, ".tile")[0] } else { ints_of(line, ".split")[0] };
     assert!(line.contains("(x, x, xi") && width <= 64, "{src}");
 }
+
+#[test]
+fn vectors_are_as_wide_as_the_widest_arithmetic_not_the_output_type() {
+    // A u8 image computed through f32 (a tone curve): vectors of 8 f32 lanes (32-byte
+    // vectors), not 32 u8 lanes, which would take four registers per f32 value.
+    let make = || {
+        let input = ImageParam::new(Type::u8(), 2, "tone_input");
+        let (x, y, i) = (Var::new("x"), Var::new("y"), Var::new("i"));
+        let curve = Func::new("tone_curve");
+        curve.def(i, clamp(i * 2, 0, 255).cast::<u8>());
+        let lin = Func::new("tone_lin");
+        lin.def((x, y), input.at((x, y)).cast::<f32>() * 0.75f32 + 10.0f32);
+        let out = Func::new("tone");
+        out.def((x, y), curve.at(clamp((lin.at((x, y)) * 1.5f32).cast::<i32>(), 0, 255)));
+        input.set_estimates(&[(0, 4000), (0, 3000)]);
+        out.set_estimates(&[(0, 4000), (0, 3000)]);
+        let img = Buffer::<u8>::from_fn(&[50, 20], |c| (c[0] * 5 + c[1] * 3) as u8);
+        (vec![(input, img)], out)
+    };
+    let src = same_pixels::<u8>(&make, &[0, 0], &[50, 20]);
+    let line = src.lines().find(|l| l.starts_with("tone.")).unwrap_or_else(|| panic!("{src}"));
+    assert!(line.contains(".vectorize(x, 8)") || line.contains(".vectorize(xi, 8)"), "{src}");
+    // The curve itself computes in i32.
+    assert!(src.contains("tone_curve.compute_root().vectorize(i, 8)"), "{src}");
+}

@@ -163,7 +163,7 @@ fn loop_names(node: &Node, nest: &Nest, taken: &mut Vec<Name>) -> Vec<Name> {
 }
 
 /// Applies a tiled group: the output's nest, then every member's levels.
-pub(crate) fn apply_tiled(g: &Graph, p: &Planned, m: &MachineParams, src: &mut Source) {
+pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
     let Some(tiling) = &p.tiling else { return };
     let nest = &tiling.nest;
     let node = &g.nodes[p.out];
@@ -204,7 +204,7 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, m: &MachineParams, src: &mut S
         chain.func.reorder(&vars);
         chain.push(format!("reorder(&[{list}])"));
     }
-    let lanes = m.vector_lanes(node.vector_type());
+    let lanes = p.lanes;
     if lanes > 1 && nest.trips(0) >= lanes as f64 {
         let (v, vs) = chain.var(&names[0]);
         chain.func.vectorize(v, lanes as i32);
@@ -248,8 +248,7 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, m: &MachineParams, src: &mut S
                 chain.push(format!("reorder(&[{list}])"));
             }
         }
-        if *vectorize {
-            let lanes = m.vector_lanes(fnode.vector_type());
+        if let Some(lanes) = *vectorize {
             let (v, vs) = chain.var(&fnode.args[0]);
             chain.func.vectorize(v, lanes as i32);
             chain.push(format!("vectorize({vs}, {lanes})"));
@@ -301,7 +300,7 @@ pub(crate) fn apply_untiled(
         Some(r) => r.iter().map(|(lo, hi)| (hi - lo + 1).max(1) as f64).collect(),
         None => vec![1.0; node.dims()],
     };
-    let lanes = m.vector_lanes(node.vector_type());
+    let lanes = p.lanes;
     let mut chain = Chain::new(node, src);
     if !node.is_output {
         chain.func.compute_root();

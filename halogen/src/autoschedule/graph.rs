@@ -63,6 +63,8 @@ pub(crate) struct Node {
     pub stage_ops: Vec<f64>,
     /// Computing a point costs about as much as loading one (Algorithm 2's `trivial`).
     pub trivial: bool,
+    /// The widest type its definitions compute with (a `u8` colour curve of `f32` values).
+    pub arith_type: Option<Type>,
 }
 
 impl Node {
@@ -76,9 +78,10 @@ impl Node {
     pub fn elem_bytes(&self) -> usize {
         self.types.iter().map(|t| t.element().bytes()).sum::<usize>().max(1)
     }
-    /// The type that sets the vector width: the widest value.
+    /// The type that sets the vector width: the widest value, or the widest arithmetic
+    /// that computes it (vectors of it fill the registers; wider ones would spill).
     pub fn vector_type(&self) -> Type {
-        self.types.iter().copied().max_by_key(|t| t.element().bytes()).unwrap_or(Type::i32())
+        self.types.iter().chain(&self.arith_type).copied().max_by_key(|t| t.element().bytes()).unwrap_or(Type::i32())
     }
 }
 
@@ -128,44 +131,59 @@ impl Visitor for CallFinder {
 }
 
 /// Counts arithmetic outside call indices, and calls.
-fn cost_of(values: &[Expr]) -> (f64, usize, usize) {
-    /// Counts each distinct subexpression once (structurally, as CSE will find them).
-    struct Cost {
-        seen: std::collections::HashSet<Expr>,
-        ops: f64,
-        loads: usize,
-        value_ops: usize,
+fn cost_of(values: &[Expr]) -> Cost {
+    let mut c = Cost { seen: Default::default(), ops: 0.0, loads: 0, value_ops: 0, widest: None };
+    values.iter().for_each(|v| c.walk(v, false));
+    c.ops = c.ops.max(1.0);
+    c
+}
+
+/// What computing one point of a definition takes. Each distinct subexpression counts
+/// once (structurally, as CSE will find them).
+struct Cost {
+    seen: std::collections::HashSet<Expr>,
+    ops: f64,
+    loads: usize,
+    value_ops: usize,
+    /// The widest type of the values loaded and of the arithmetic outside indices.
+    widest: Option<Type>,
+}
+impl Cost {
+    fn widen(&mut self, t: Type) {
+        if self.widest.is_none_or(|w| t.element().bytes() > w.element().bytes()) {
+            self.widest = Some(t);
+        }
     }
-    impl Cost {
-        fn walk(&mut self, e: &Expr, in_index: bool) {
-            if !self.seen.insert(e.clone()) {
-                return;
+    fn walk(&mut self, e: &Expr, in_index: bool) {
+        if !self.seen.insert(e.clone()) {
+            return;
+        }
+        match e.kind() {
+            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+            ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
+                self.ops += 1.0;
+                self.loads += 1;
+                // A loaded value is a value even where it indexes (a look-up table).
+                self.widen(e.ty());
+                args.iter().for_each(|a| self.walk(a, true));
             }
-            match e.kind() {
-                ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
-                ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
-                    self.ops += 1.0;
-                    self.loads += 1;
-                    args.iter().for_each(|a| self.walk(a, true));
+            ExprKind::Let { value, body, .. } => {
+                self.walk(value, in_index);
+                self.walk(body, in_index);
+            }
+            _ => {
+                // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
+                self.ops += if in_index { 0.25 } else { 1.0 };
+                if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
+                    self.value_ops += 1;
                 }
-                ExprKind::Let { value, body, .. } => {
-                    self.walk(value, in_index);
-                    self.walk(body, in_index);
+                if !in_index {
+                    self.widen(e.ty());
                 }
-                _ => {
-                    // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
-                    self.ops += if in_index { 0.25 } else { 1.0 };
-                    if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
-                        self.value_ops += 1;
-                    }
-                    e.for_each_child(|c| self.walk(c, in_index));
-                }
+                e.for_each_child(|c| self.walk(c, in_index));
             }
         }
     }
-    let mut c = Cost { seen: Default::default(), ops: 0.0, loads: 0, value_ops: 0 };
-    values.iter().for_each(|v| c.walk(v, false));
-    (c.ops.max(1.0), c.loads, c.value_ops)
 }
 
 fn touched(fref: &FuncRef) -> bool {
@@ -287,9 +305,11 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
                 node_calls.push(call);
             }
         }
-        let (ops, loads, value_ops) = cost_of(&stages[0].values);
-        let trivial = loads <= 1 && value_ops <= 2 && stages.len() == 1;
-        let stage_ops = stages.iter().map(|s| cost_of(&s.values).0).collect();
+        let pure_cost = cost_of(&stages[0].values);
+        let (ops, trivial) = (pure_cost.ops, pure_cost.loads <= 1 && pure_cost.value_ops <= 2 && stages.len() == 1);
+        let costs: Vec<Cost> = stages.iter().map(|s| cost_of(&s.values)).collect();
+        let stage_ops = costs.iter().map(|c| c.ops).collect();
+        let arith_type = costs.iter().filter_map(|c| c.widest).max_by_key(|t| t.element().bytes());
         nodes.push(Node {
             fref,
             name,
@@ -305,6 +325,7 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
             ops,
             stage_ops,
             trivial,
+            arith_type,
         });
     }
     // Image element types, from the calls.

@@ -16,9 +16,12 @@ use super::footprint::{group_models, NumBox, Regions};
 use super::fusion::Placement;
 use super::graph::Graph;
 use super::inline::effective_consumers;
+#[cfg(doc)]
+use super::inline::effective_vector_types;
 use super::tiling::{tile_group, GroupInput, Tiling};
 use super::MachineParams;
 use crate::analysis::Scope;
+use crate::ir::Type;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,6 +40,15 @@ pub(crate) struct Ctx<'a> {
     pub budget: Cell<usize>,
     /// Every member's consumers (see [`Groups::consumers`]).
     pub consumers: &'a BTreeMap<usize, Vec<usize>>,
+    /// The type that sets each Func's vector width (see [`effective_vector_types`]).
+    pub vector_types: &'a [Type],
+}
+
+impl Ctx<'_> {
+    /// Lanes of Func `f`'s vectors.
+    pub fn lanes(&self, f: usize) -> usize {
+        self.m.vector_lanes(self.vector_types[f])
+    }
 }
 
 /// A group as scheduled.
@@ -46,8 +58,11 @@ pub(crate) struct Planned {
     /// Tiled nest and member placements; `None` for outputs without a tileable pure nest
     /// (update definitions, no dimensions) or without members worth tiling for.
     pub tiling: Option<Tiling>,
-    /// Members with their placement and whether their innermost dimension is vectorized.
-    pub members: Vec<(usize, Placement, bool)>,
+    /// Members with their placement and the lanes of the vectors along their innermost
+    /// dimension (`None`: not vectorized).
+    pub members: Vec<(usize, Placement, Option<usize>)>,
+    /// Lanes of the output's vectors.
+    pub lanes: usize,
 }
 
 /// The longest chain of stages computed inside one group output's loops. Lowering's
@@ -118,7 +133,7 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
     let node = &g.nodes[out];
     if node.has_updates() || node.dims() == 0 {
         // Not tiled; members cannot exist (Algorithm 4 made them groups of their own).
-        return vec![Planned { out, tiling: None, members: Vec::new() }];
+        return vec![Planned { out, tiling: None, members: Vec::new(), lanes: ctx.lanes(out) }];
     }
     if let Some(p) = try_tile(ctx, out, members, consumer) {
         return vec![p];
@@ -162,7 +177,12 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
 }
 
 fn untiled_or_tiled(ctx: &Ctx<'_>, out: usize, consumer: &BTreeMap<usize, usize>) -> Planned {
-    try_tile(ctx, out, &[], consumer).unwrap_or(Planned { out, tiling: None, members: Vec::new() })
+    try_tile(ctx, out, &[], consumer).unwrap_or(Planned {
+        out,
+        tiling: None,
+        members: Vec::new(),
+        lanes: ctx.lanes(out),
+    })
 }
 
 /// True if `f`'s chain of consumers passes through `m`.
@@ -195,12 +215,12 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
         .collect();
     let node = &g.nodes[out];
     let single_stage = |f: usize| !g.nodes[f].has_updates();
-    let lanes_of = |f: usize| ctx.m.vector_lanes(g.nodes[f].vector_type());
+    let lanes_of = |f: usize| ctx.lanes(f);
     let input = GroupInput {
         out,
         stages: &stages,
         ops: ctx.ops,
-        lanes: ctx.m.vector_lanes(node.vector_type()),
+        lanes: ctx.lanes(out),
         out_bytes: node.elem_bytes(),
         lanes_of: &lanes_of,
         external: &external,
@@ -213,12 +233,12 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
         .iter()
         .map(|(f, pl)| {
             let model = &models.funcs[f];
-            let lanes = ctx.m.vector_lanes(g.nodes[*f].vector_type()) as f64;
+            let lanes = ctx.lanes(*f);
             let b = tiling.nest.box_inside(pl.compute);
-            let wide = model.dims() > 0 && model.extent(0, &b, &models.p) >= lanes;
-            let vectorize = wide && pl.slide_dim != Some(0) && lanes > 1.0;
-            (*f, *pl, vectorize)
+            let wide = model.dims() > 0 && model.extent(0, &b, &models.p) >= lanes as f64;
+            let vectorize = wide && pl.slide_dim != Some(0) && lanes > 1;
+            (*f, *pl, vectorize.then_some(lanes))
         })
         .collect();
-    Some(Planned { out, tiling: Some(tiling), members })
+    Some(Planned { out, tiling: Some(tiling), members, lanes: ctx.lanes(out) })
 }

@@ -6,6 +6,7 @@
 use super::footprint::{eval_range, propagate, volume, NumBox, Regions};
 use super::graph::{Callee, Graph};
 use crate::analysis::Scope;
+use crate::ir::Type;
 
 /// `reaches[a][b]`: `a` reads `b`, directly or through other Funcs.
 pub(crate) fn reachability(g: &Graph) -> Vec<Vec<bool>> {
@@ -141,4 +142,24 @@ pub(crate) fn effective_ops(g: &Graph, inlined: &[bool]) -> Vec<f64> {
         ops[i] = o;
     }
     ops
+}
+
+/// The type that sets each Func's vector width with its inlined callees substituted: the
+/// widest of its own and theirs (a `u8` output computing through an inlined `f32` Func
+/// works in `f32` vectors).
+pub(crate) fn effective_vector_types(g: &Graph, inlined: &[bool]) -> Vec<Type> {
+    let mut types = vec![Type::i32(); g.nodes.len()];
+    for &i in &g.order {
+        let n = &g.nodes[i];
+        let mut t = n.vector_type();
+        for c in &n.calls {
+            if let Callee::Func(j) = c.callee {
+                if inlined[j] && types[j].element().bytes() > t.element().bytes() {
+                    t = types[j];
+                }
+            }
+        }
+        types[i] = t;
+    }
+    types
 }

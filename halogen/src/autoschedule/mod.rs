@@ -168,7 +168,7 @@ impl Pipeline {
         let outs = apply::regions_of(&planned, &regions, &root.funcs);
         for (p, region) in planned.iter().zip(&outs) {
             if p.tiling.is_some() {
-                apply::apply_tiled(&g, p, params, &mut src);
+                apply::apply_tiled(&g, p, &mut src);
             } else {
                 apply::apply_untiled(&g, p, region.as_ref(), &est.scope, params, &mut src);
             }
@@ -245,6 +245,7 @@ fn plan_pipeline(
     let reaches = inline::reachability(g);
     let inlined = inline::decide_inlining(g, &est.scope, &root, &reaches);
     let ops = inline::effective_ops(g, &inlined);
+    let vector_types = inline::effective_vector_types(g, &inlined);
     let grouping::Groups { outputs, consumer, consumers } = grouping::form_groups(g, &inlined);
     let mut regions: BTreeMap<usize, footprint::NumBox> = est.outputs.clone();
     for &o in &outputs {
@@ -263,6 +264,7 @@ fn plan_pipeline(
         regions: &regions,
         budget: Cell::new(SPLIT_BUDGET),
         consumers: &consumers,
+        vector_types: &vector_types,
     };
     let mut planned = Vec::new();
     for &o in &outputs {
