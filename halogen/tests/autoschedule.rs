@@ -600,4 +600,30 @@ fn vectors_are_as_wide_as_the_widest_arithmetic_not_the_output_type() {
     assert!(line.contains(".vectorize(x, 8)") || line.contains(".vectorize(xi, 8)"), "{src}");
     // The curve itself computes in i32.
     assert!(src.contains("tone_curve.compute_root().vectorize(i, 8)"), "{src}");
+
+    // A u16 stencil over a mirrored boundary computes its indices lane by lane in i32
+    // (`%`): 8 lanes. The same stencil over a clamped boundary has affine indices: 16.
+    for (mirror, lanes) in [(true, 8), (false, 16)] {
+        let make = move || {
+            let input = ImageParam::new(Type::u16(), 2, "mirror_input");
+            let (x, y) = (Var::new("x"), Var::new("y"));
+            let b = if mirror {
+                boundary::mirror_interior(&input, &input.bounds())
+            } else {
+                boundary::repeat_edge(&input, &input.bounds())
+            };
+            let out = Func::new("stencil");
+            out.def((x, y), max(b.at((x - 2, y)), b.at((x + 2, y))) / 2 + b.at((x, y + 2)) / 2);
+            input.set_estimates(&[(0, 4000), (0, 3000)]);
+            out.set_estimates(&[(0, 4000), (0, 3000)]);
+            let img = Buffer::<u16>::from_fn(&[30, 20], |c| (c[0] * 700 + c[1] * 3) as u16);
+            (vec![(input, img)], out)
+        };
+        let src = same_pixels::<u16>(&make, &[-3, -2], &[36, 25]);
+        let line = src.lines().find(|l| l.starts_with("stencil.")).unwrap_or_else(|| panic!("{src}"));
+        assert!(
+            line.contains(&format!("vectorize(x, {lanes})")) || line.contains(&format!("vectorize(xi, {lanes})")),
+            "{src}"
+        );
+    }
 }

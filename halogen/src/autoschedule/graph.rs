@@ -3,7 +3,7 @@
 //! evaluating one point costs, and whether the user scheduled it by hand.
 
 use crate::error::{Error, Result};
-use crate::ir::{CallKind, Expr, ExprKind, Name, Type, VarBinding, Visitor};
+use crate::ir::{BinOp, CallKind, Expr, ExprKind, Name, Type, VarBinding, Visitor};
 use crate::lang::func::FuncRef;
 use crate::schedule::LoopLevel;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -145,7 +145,8 @@ struct Cost {
     ops: f64,
     loads: usize,
     value_ops: usize,
-    /// The widest type of the values loaded and of the arithmetic outside indices.
+    /// The widest type of the values loaded, of the arithmetic outside indices and of
+    /// non-affine index arithmetic.
     widest: Option<Type>,
 }
 impl Cost {
@@ -177,7 +178,10 @@ impl Cost {
                 if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
                     self.value_ops += 1;
                 }
-                if !in_index {
+                // Indices are computed in vectors too where they are not affine (a mirrored
+                // boundary's `%`, an up-sampling's `/`): then gathers follow.
+                let non_affine = matches!(e.kind(), ExprKind::Binary(BinOp::Mod | BinOp::Div, _, _));
+                if !in_index || non_affine {
                     self.widen(e.ty());
                 }
                 e.for_each_child(|c| self.walk(c, in_index));
