@@ -570,11 +570,18 @@ fn a_transpose_is_read_in_narrow_strips() {
         (vec![(input, img)], out)
     };
     let src = same_pixels::<u16>(&make, &[0, 0], &[70, 37]);
-    // Each row of a strip reads one line of as many input rows as the strip is wide:
-    // at most the 64 pages the first-level TLB holds, not a whole 4096-wide row.
+    // Each row of a strip reads one line of as many input rows as the strip is wide: 16
+    // of them keep their lines in L1 for the next row, a whole 4096-wide row does not.
+    // Vectors as wide as the strip.
     let line = src.lines().find(|l| l.starts_with("transposed.")).unwrap_or_else(|| panic!("{src}"));
     let width = if line.contains(".tile(") { ints_of(line, ".tile")[0] } else { ints_of(line, ".split")[0] };
-    assert!(line.contains("(x, x, xi") && width <= 64, "{src}");
+    assert!(line.contains("(x, x, xi") && width <= 16, "{src}");
+    assert!(line.contains(&format!(".vectorize(xi, {width})")), "{src}");
+    // With 64-byte vectors (32 u16 lanes), the strip is narrower than a vector.
+    let (_inputs, out) = make();
+    let wide = MachineParams::new(16, 64, 32 << 10, 1 << 20, 32 << 20);
+    let src = Pipeline::new(&[&out]).auto_schedule_with_source(&wide).unwrap();
+    assert!(src.contains("split(x, x, xi, 16)") && src.contains(".vectorize(xi, 16)"), "{src}");
 }
 
 #[test]

@@ -204,7 +204,9 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
         chain.func.reorder(&vars);
         chain.push(format!("reorder(&[{list}])"));
     }
-    let lanes = p.lanes;
+    // A tile narrower than a vector (read transposed) is computed in vectors of its width.
+    let narrow = nest.loops[0].kind == LoopKind::Inner && nest.tile[0] < p.lanes as f64;
+    let lanes = if narrow { nest.tile[0] as usize } else { p.lanes };
     if lanes > 1 && nest.trips(0) >= lanes as f64 {
         let (v, vs) = chain.var(&names[0]);
         chain.func.vectorize(v, lanes as i32);

@@ -156,6 +156,11 @@ impl Model {
         }
         h
     }
+    /// The output's innermost dimension moves this buffer's outer dimensions and not its
+    /// innermost one: the output's rows read down the buffer's columns (a transpose).
+    pub fn transposed(&self) -> bool {
+        self.dims() > 1 && !self.depends(0, 0) && (1..self.dims()).any(|d| self.depends(d, 0))
+    }
     /// True if dimension `d` moves with output dimension `j`.
     pub fn depends(&self, d: usize, j: usize) -> bool {
         self.slope[d][j] > 1e-9

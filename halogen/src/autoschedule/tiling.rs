@@ -30,8 +30,14 @@ const TASK_OVERHEAD: f64 = 1000.0;
 /// Expected share of the threads idle at the end of a parallel loop with one task per
 /// core (it shrinks in proportion with more tasks per core).
 const IMBALANCE: f64 = 0.25;
-/// Pages the first-level data TLB holds (64 on current x86 cores).
-const TLB_ENTRIES: f64 = 64.0;
+/// Rows of a buffer a transposed read may walk down per row of a tile and still find
+/// their lines in L1 for the next row: rows a multiple of 4 KiB apart share L1 sets, and
+/// 16 of them kept their lines where 32 did not (8- and 12-way L1 caches; a 4096² `u16`
+/// transpose in 16-wide tiles takes half the time of 32-wide ones).
+const TRANSPOSED_ROWS: f64 = 16.0;
+/// What a transposed read's L1 miss costs, in lines loaded in order: each lane waits for
+/// the L2 with few other loads to overlap it.
+const TRANSPOSED_MISS: f64 = 4.0;
 /// Work (points × operations) below which a loop is not worth running in parallel.
 pub(crate) const PARALLEL_MIN_WORK: f64 = 65536.0;
 
@@ -69,16 +75,19 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-/// The loop nests to try for an output of these extents.
-pub(crate) fn candidate_nests(extent: &[f64], lanes: usize, line_elems: usize) -> Vec<Nest> {
+/// The loop nests to try for an output of these extents. `narrow` adds tiles narrower
+/// than a vector and a cache line (a half and a quarter of both, at least 8 points), for
+/// groups that read transposed.
+pub(crate) fn candidate_nests(extent: &[f64], lanes: usize, line_elems: usize, narrow: bool) -> Vec<Nest> {
     let n = extent.len();
     if n == 0 {
         return Vec::new();
     }
     let unit = lanes.max(1) / gcd(lanes.max(1), line_elems.max(1)) * line_elems.max(1);
     let unit = unit.clamp(1, 256) as f64;
+    let narrow_tiles = [unit / 4.0, unit / 2.0].into_iter().filter(|&t| narrow && t >= 8.0 && t.fract() == 0.0);
     let mut tx: Vec<Option<f64>> =
-        (0..8).map(|k| unit * (1u64 << k) as f64).filter(|&t| t < extent[0]).map(Some).collect();
+        narrow_tiles.chain((0..8).map(|k| unit * (1u64 << k) as f64)).filter(|&t| t < extent[0]).map(Some).collect();
     tx.push(None);
     let mut ty: Vec<Option<f64>> = Vec::new();
     if n >= 2 {
@@ -211,6 +220,7 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     let b = nest.box_inside(tile_level);
     let tiles = nest.instances(tile_level);
     let mut load = 0.0;
+    let mut transposed_reads = 0;
     let line = m.cache_line.max(1) as f64;
     let ext_models = input.external.iter().filter_map(|e| models.funcs.get(e)).chain(models.images.values());
     for q in ext_models {
@@ -224,16 +234,16 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
         // A transposed read (the output's innermost loop walks down the buffer's rows)
         // touches a line per point of a row of the tile. The next rows of the tile reuse
         // those lines only while they stay in L1 (half of it: the output and the other
-        // reads use the rest) and their pages in the first-level TLB (rows of large images
-        // lie in pages of their own); beyond that, every point loads one.
-        let transposed = q.dims() > 1 && !q.depends(0, 0) && (1..q.dims()).any(|d| q.depends(d, 0));
-        if transposed {
+        // reads use the rest; and few rows: see `TRANSPOSED_ROWS`); beyond that, every
+        // point loads one.
+        if q.transposed() {
+            transposed_reads += 1;
             let mut one_row = vec![1.0; b.len()];
             one_row[0] = b[0];
             let lines_per_row: f64 = (1..q.dims()).map(|d| q.extent(d, &one_row, p)).product();
-            if lines_per_row > (m.l1 as f64 / 2.0 / line).min(TLB_ENTRIES) {
+            if lines_per_row > (m.l1 as f64 / 2.0 / line).min(TRANSPOSED_ROWS) {
                 let tile_rows: f64 = b[1..].iter().product();
-                lines = lines.max(tile_rows * lines_per_row);
+                lines = lines.max(tile_rows * lines_per_row * TRANSPOSED_MISS);
             }
         }
         load += tiles * lines;
@@ -244,7 +254,14 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     let inner = nest.tile[0];
     let lanes = input.lanes as f64;
     let vector_waste = if inner >= lanes { lane_waste(inner, input.lanes) } else { 1.0 };
-    let cost = ((work + recompute) * vector_waste + W_LOAD * load + overhead) / threads;
+    // A tile narrower than a vector computes its arithmetic in narrower vectors; its
+    // transposed reads load lane by lane at any width.
+    let mut narrow = 0.0;
+    if nest.loops[0].kind == LoopKind::Inner && inner < lanes {
+        let arithmetic = (input.ops[input.out] - transposed_reads as f64).max(0.0);
+        narrow = nest.extent.iter().product::<f64>() * arithmetic * (lanes / inner - 1.0);
+    }
+    let cost = ((work + recompute) * vector_waste + narrow + W_LOAD * load + overhead) / threads;
     let mut nest = nest.clone();
     nest.parallel = parallel;
     Some(Tiling { nest, placements, cost })
@@ -255,8 +272,10 @@ pub(crate) fn tile_group(input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     let out_model = models.funcs.get(&input.out)?;
     let extent: Vec<f64> = out_model.full.clone();
     let line_elems = (m.cache_line / input.out_bytes.max(1)).max(1);
+    let ext_models = input.external.iter().filter_map(|e| models.funcs.get(e)).chain(models.images.values());
+    let narrow = ext_models.clone().any(|q| q.transposed());
     let mut best: Option<Tiling> = None;
-    for nest in candidate_nests(&extent, input.lanes, line_elems) {
+    for nest in candidate_nests(&extent, input.lanes, line_elems, narrow) {
         if let Some(t) = evaluate(&nest, input, models, m) {
             // Strictly cheaper only: the first of equal candidates wins (deterministic).
             if best.as_ref().is_none_or(|b| t.cost < b.cost * (1.0 - 1e-9)) {
@@ -282,7 +301,7 @@ mod tests {
 
     #[test]
     fn candidates_respect_vectors_and_lines() {
-        let nests = candidate_nests(&[1000.0, 600.0], 16, 32);
+        let nests = candidate_nests(&[1000.0, 600.0], 16, 32, false);
         assert!(!nests.is_empty());
         for n in &nests {
             let x = n.loops[0];
@@ -294,7 +313,7 @@ mod tests {
             assert!(n.parallel.is_some());
         }
         // A 1-D output and a 0-D one.
-        assert!(candidate_nests(&[100.0], 8, 16).iter().all(|n| n.loops.len() <= 2));
-        assert!(candidate_nests(&[], 8, 16).is_empty());
+        assert!(candidate_nests(&[100.0], 8, 16, false).iter().all(|n| n.loops.len() <= 2));
+        assert!(candidate_nests(&[], 8, 16, false).is_empty());
     }
 }
