@@ -9,6 +9,11 @@
 //! plus the work every schedule must do, divided by the threads the parallel loop keeps
 //! busy: eq. 14 (enough outer tiles for every core) becomes part of the cost, so that a
 //! small image still gets a schedule.
+//!
+//! Beyond the paper: members computed over rows narrower than their vectors pay for the
+//! wasted lanes and the rows' loop overhead, and a transposed read (the output's rows
+//! walking down a buffer's columns) pays an L1 miss per point once a tile row touches
+//! more rows than L1 keeps; groups with one also try tiles narrower than a vector.
 
 use super::footprint::GroupModels;
 use super::fusion::{fuse, LoopDesc, LoopKind, Nest, Placement};
@@ -272,8 +277,8 @@ pub(crate) fn tile_group(input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     let out_model = models.funcs.get(&input.out)?;
     let extent: Vec<f64> = out_model.full.clone();
     let line_elems = (m.cache_line / input.out_bytes.max(1)).max(1);
-    let ext_models = input.external.iter().filter_map(|e| models.funcs.get(e)).chain(models.images.values());
-    let narrow = ext_models.clone().any(|q| q.transposed());
+    let narrow =
+        input.external.iter().filter_map(|e| models.funcs.get(e)).chain(models.images.values()).any(|q| q.transposed());
     let mut best: Option<Tiling> = None;
     for nest in candidate_nests(&extent, input.lanes, line_elems, narrow) {
         if let Some(t) = evaluate(&nest, input, models, m) {
