@@ -6,7 +6,7 @@
 
 use super::footprint::{eval_range, NumBox};
 use super::fusion::{LoopKind, Nest};
-use super::graph::{Graph, Node};
+use super::graph::{Graph, Node, StageDesc};
 use super::grouping::Planned;
 use super::MachineParams;
 use crate::analysis::Scope;
@@ -204,9 +204,7 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
         chain.func.reorder(&vars);
         chain.push(format!("reorder(&[{list}])"));
     }
-    // A tile narrower than a vector (read transposed) is computed in vectors of its width.
-    let narrow = nest.loops[0].kind == LoopKind::Inner && nest.tile[0] < p.lanes as f64;
-    let lanes = if narrow { nest.tile[0] as usize } else { p.lanes };
+    let lanes = nest.vector_lanes(p.lanes);
     if lanes > 1 && nest.trips(0) >= lanes as f64 {
         let (v, vs) = chain.var(&names[0]);
         chain.func.vectorize(v, lanes as i32);
@@ -283,6 +281,12 @@ pub(crate) fn update_var_is_independent(node: &Node, k: usize, d: usize) -> bool
     let stage = &node.stages[k];
     let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
     self_calls(&node.name, &stage.values).iter().all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
+}
+
+/// Points of a stage's reduction domain, from the estimates; a variable of unknown extent
+/// counts as `unknown`.
+pub(crate) fn reduction_iterations(stage: &StageDesc, scope: &Scope, unknown: f64) -> f64 {
+    stage.rvars.iter().map(|(_, _, e)| eval_range(e, scope).map_or(unknown, |(_, hi)| hi.max(1) as f64)).product()
 }
 
 /// Applies a group output that is not tiled: a Func with update definitions (a reduction,
@@ -369,12 +373,8 @@ pub(crate) fn apply_untiled(
             text.push_str(&format!(".reorder(&[{}])", ids.join(", ")));
             any = true;
         }
-        let iters: f64 = stage.pure.iter().map(|(d, _)| extent[*d]).product::<f64>()
-            * stage
-                .rvars
-                .iter()
-                .map(|(_, _, e)| eval_range(e, scope).map_or(16.0, |(_, hi)| hi.max(1) as f64))
-                .product::<f64>();
+        let iters: f64 =
+            stage.pure.iter().map(|(d, _)| extent[*d]).product::<f64>() * reduction_iterations(stage, scope, 16.0);
         // Vectors along the innermost dimension where its points are independent and the
         // update accumulates in place (a scatter's lanes could collide). The split's
         // tail is guarded (an update cannot shift inwards and compute points twice); the

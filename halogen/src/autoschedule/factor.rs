@@ -12,7 +12,7 @@
 //! second `auto_schedule` finds a merge that is already parallel over its pure variables
 //! and leaves it alone.
 
-use super::apply::{ident, update_var_is_independent, Source};
+use super::apply::{ident, reduction_iterations, update_var_is_independent, Source};
 use super::footprint::{eval_range, volume, Regions};
 use super::graph::Graph;
 use super::tiling::PARALLEL_MIN_WORK;
@@ -59,12 +59,7 @@ pub(crate) fn factor_serial_reductions(
             if rows < 2 * tasks as i64 {
                 continue;
             }
-            let iters: f64 = stage
-                .rvars
-                .iter()
-                .map(|(_, _, e)| eval_range(e, scope).map_or(1.0, |(_, hi)| hi.max(1) as f64))
-                .product();
-            if iters * node.stage_ops[k] < PARALLEL_MIN_WORK {
+            if reduction_iterations(stage, scope, 1.0) * node.stage_ops[k] < PARALLEL_MIN_WORK {
                 continue;
             }
             let region = root.funcs[i].as_ref().map_or(1.0, volume);

@@ -43,6 +43,14 @@ pub(crate) struct Nest {
 }
 
 impl Nest {
+    /// Lanes of the vectors along the innermost loop for a Func of `lanes`: a tile narrower
+    /// than that (one read transposed) is computed in vectors of its width.
+    pub fn vector_lanes(&self, lanes: usize) -> usize {
+        match self.loops.first() {
+            Some(l) if l.kind == LoopKind::Inner && self.tile[l.dim] < lanes as f64 => self.tile[l.dim] as usize,
+            _ => lanes,
+        }
+    }
     /// Iterations of loop `l`.
     pub fn trips(&self, l: usize) -> f64 {
         let LoopDesc { dim, kind } = self.loops[l];

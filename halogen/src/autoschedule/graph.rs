@@ -309,9 +309,9 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
                 node_calls.push(call);
             }
         }
-        let pure_cost = cost_of(&stages[0].values);
-        let (ops, trivial) = (pure_cost.ops, pure_cost.loads <= 1 && pure_cost.value_ops <= 2 && stages.len() == 1);
         let costs: Vec<Cost> = stages.iter().map(|s| cost_of(&s.values)).collect();
+        let pure_cost = &costs[0];
+        let (ops, trivial) = (pure_cost.ops, pure_cost.loads <= 1 && pure_cost.value_ops <= 2 && stages.len() == 1);
         let stage_ops = costs.iter().map(|c| c.ops).collect();
         let arith_type = costs.iter().filter_map(|c| c.widest).max_by_key(|t| t.element().bytes());
         nodes.push(Node {

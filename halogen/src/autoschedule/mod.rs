@@ -157,14 +157,16 @@ impl Pipeline {
             g = graph::build_graph(&refs)?;
         }
         let mut src = apply::Source::default();
-        if factor::factor_serial_reductions(&g, &est.scope, &root_regions(&g, &est), params, &mut src) {
+        let mut root = root_regions(&g, &est);
+        if factor::factor_serial_reductions(&g, &est.scope, &root, params, &mut src) {
             // New intermediate Funcs: node indices move.
             g = graph::build_graph(&refs)?;
             est = estimates::gather(&g)?;
+            root = root_regions(&g, &est);
         }
         let before: Vec<apply::Snapshot> = g.nodes.iter().map(|n| apply::snapshot(&n.fref)).collect();
 
-        let (planned, regions, inlined, root) = plan_pipeline(&g, &est, params);
+        let (planned, regions, inlined) = plan_pipeline(&g, &est, &root, params);
         let outs = apply::regions_of(&planned, &regions, &root.funcs);
         for (p, region) in planned.iter().zip(&outs) {
             if p.tiling.is_some() {
@@ -234,16 +236,16 @@ fn root_regions(g: &graph::Graph, est: &estimates::Estimates) -> footprint::Regi
     footprint::propagate(g, &est.scope, &seeds, &|_| true, &fallback)
 }
 
-/// Runs the analysis; returns the planned groups, the region of each group output, which
-/// Funcs are inlined and the whole region of every Func.
+/// Runs the analysis, given the whole region of every Func (`root`); returns the planned
+/// groups, the region of each group output and which Funcs are inlined.
 fn plan_pipeline(
     g: &graph::Graph,
     est: &estimates::Estimates,
+    root: &footprint::Regions,
     m: &MachineParams,
-) -> (Vec<grouping::Planned>, BTreeMap<usize, footprint::NumBox>, Vec<bool>, footprint::Regions) {
-    let root = root_regions(g, est);
+) -> (Vec<grouping::Planned>, BTreeMap<usize, footprint::NumBox>, Vec<bool>) {
     let reaches = inline::reachability(g);
-    let inlined = inline::decide_inlining(g, &est.scope, &root, &reaches);
+    let inlined = inline::decide_inlining(g, &est.scope, root, &reaches);
     let ops = inline::effective_ops(g, &inlined);
     let vector_types = inline::effective_vector_types(g, &inlined);
     let grouping::Groups { outputs, consumer, consumers } = grouping::form_groups(g, &inlined);
@@ -256,7 +258,7 @@ fn plan_pipeline(
     let ctx = grouping::Ctx {
         g,
         scope: &est.scope,
-        root: &root,
+        root,
         inlined: &inlined,
         ops: &ops,
         m,
@@ -278,7 +280,7 @@ fn plan_pipeline(
             .collect();
         planned.extend(grouping::plan(&ctx, o, &members, &consumer));
     }
-    (planned, regions, inlined, root)
+    (planned, regions, inlined)
 }
 
 /// Whether the lowering slides a producer over the inner loop of a split (it must prove

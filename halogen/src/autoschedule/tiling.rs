@@ -262,9 +262,10 @@ fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &Machi
     // A tile narrower than a vector computes its arithmetic in narrower vectors; its
     // transposed reads load lane by lane at any width.
     let mut narrow = 0.0;
-    if nest.loops[0].kind == LoopKind::Inner && inner < lanes {
+    let narrow_lanes = nest.vector_lanes(input.lanes);
+    if narrow_lanes < input.lanes {
         let arithmetic = (input.ops[input.out] - transposed_reads as f64).max(0.0);
-        narrow = nest.extent.iter().product::<f64>() * arithmetic * (lanes / inner - 1.0);
+        narrow = nest.extent.iter().product::<f64>() * arithmetic * (lanes / narrow_lanes as f64 - 1.0);
     }
     let cost = ((work + recompute) * vector_waste + narrow + W_LOAD * load + overhead) / threads;
     let mut nest = nest.clone();
