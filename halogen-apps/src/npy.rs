@@ -120,8 +120,13 @@ pub fn from_bytes(bytes: &[u8]) -> Result<DynBuffer, NpyError> {
         if data.len() < need {
             return Err(NpyError::Format(format!("{} data bytes for {count} elements of {size} bytes", data.len())));
         }
-        let v: Vec<T> = data[..need].chunks_exact(size).map(bytemuck_read::<T>).collect();
-        Buffer::from_vec(v, extents).map_err(|e| NpyError::Format(e.to_string()))
+        // Into a buffer `Buffer` allocated itself (large ones on huge pages), not a
+        // collected Vec, so that pipelines read files as fast as they read their own data.
+        let mut b = Buffer::<T>::try_new(extents).map_err(|e| NpyError::Format(e.to_string()))?;
+        for (slot, bytes) in b.as_mut_slice().iter_mut().zip(data[..need].chunks_exact(size)) {
+            *slot = bytemuck_read::<T>(bytes);
+        }
+        Ok(b)
     }
     let b = match descr {
         "|u1" | "<u1" | "u1" => DynBuffer::U8(take::<u8>(data, count, &extents)?),

@@ -187,10 +187,12 @@ impl<T: Element> Buffer<T> {
     /// ```
     pub fn try_with_min(mins: &[i32], extents: &[i32]) -> Result<Buffer<T>> {
         let (dims, count) = dense_dims(mins, extents)?;
-        let mut data = Vec::new();
+        let mut data: Vec<T> = Vec::new();
         data.try_reserve_exact(count).map_err(|_| {
             Error::Buffer(format!("cannot allocate {count} elements of {} for extents {extents:?}", T::TYPE))
         })?;
+        // Before the first touch, so that the zero-fill below already faults huge pages.
+        super::huge_pages::advise(data.as_mut_ptr().cast(), data.capacity() * std::mem::size_of::<T>());
         data.resize(count, T::default());
         Ok(Buffer { data, dims })
     }

@@ -6,6 +6,7 @@
 pub mod buffer;
 pub mod element;
 pub mod ffi;
+pub mod huge_pages;
 pub mod pool;
 pub mod thread_pool;
 

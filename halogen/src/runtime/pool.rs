@@ -80,6 +80,7 @@ pub unsafe extern "C" fn pool_alloc(_ctx: *mut c_void, bytes: usize) -> *mut c_v
     drop(p);
     // SAFETY: plain malloc of a nonzero size.
     let block = unsafe { libc::malloc(bytes) };
+    super::huge_pages::advise(block.cast(), bytes);
     if !block.is_null() {
         pool().live.insert(block as usize, bytes);
     }
