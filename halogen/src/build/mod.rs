@@ -62,7 +62,7 @@
 //!
 //! - `OUT_DIR` (set by Cargo for build scripts): where everything is written, unless
 //!   [`Generator::out_dir`] names a folder.
-//! - `HALOGEN_CC`: the C compiler command (split on whitespace), else `cc`;
+//! - `HALOGEN_CC`: the C compiler command (split on whitespace), else `clang` if installed, else `cc`;
 //!   [`Generator::c_compiler`] overrides both. The build script asks Cargo to run it again
 //!   when this variable changes; with that line printed, Cargo reruns it when the script
 //!   itself (or anything it is compiled from, Halogen included) or a variable it names
@@ -275,7 +275,7 @@ impl Generator {
     }
 
     /// The C compiler command `emit` runs: [`Generator::c_compiler`]'s, else `$HALOGEN_CC`,
-    /// else `cc`.
+    /// else `clang` if installed, else `cc`.
     ///
     /// ```
     /// use halogen::build::Generator;

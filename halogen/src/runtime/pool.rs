@@ -51,6 +51,22 @@ fn pooling() -> bool {
     *ON.get_or_init(|| !crate::backend::jit::sanitize_enabled())
 }
 
+/// Blocks start on a cache line, as the generated code's own allocations do (see
+/// `h_aligned_malloc` in the C prelude).
+pub const BLOCK_ALIGN: usize = 64;
+
+/// `bytes` bytes from the system allocator at a multiple of [`BLOCK_ALIGN`], or null;
+/// released with `free`.
+fn aligned_malloc(bytes: usize) -> *mut c_void {
+    let mut block = std::ptr::null_mut();
+    // SAFETY: posix_memalign writes `block` only on success; the alignment is a power of
+    // two and a multiple of the pointer size.
+    match unsafe { libc::posix_memalign(&mut block, BLOCK_ALIGN, bytes) } {
+        0 => block,
+        _ => std::ptr::null_mut(),
+    }
+}
+
 /// `alloc` of the runtime table: `bytes` bytes (at least one), uninitialized, or null.
 ///
 /// # Safety
@@ -58,8 +74,7 @@ fn pooling() -> bool {
 pub unsafe extern "C" fn pool_alloc(_ctx: *mut c_void, bytes: usize) -> *mut c_void {
     let bytes = bytes.max(1);
     if bytes < POOLED_MIN_BYTES || !pooling() {
-        // SAFETY: plain malloc of a nonzero size.
-        return unsafe { libc::malloc(bytes) };
+        return aligned_malloc(bytes);
     }
     let mut p = pool();
     // The smallest cached block that holds `bytes`, if it is no more than twice as large
@@ -78,8 +93,7 @@ pub unsafe extern "C" fn pool_alloc(_ctx: *mut c_void, bytes: usize) -> *mut c_v
         return addr as *mut c_void;
     }
     drop(p);
-    // SAFETY: plain malloc of a nonzero size.
-    let block = unsafe { libc::malloc(bytes) };
+    let block = aligned_malloc(bytes);
     super::huge_pages::advise(block.cast(), bytes);
     if !block.is_null() {
         pool().live.insert(block as usize, bytes);
