@@ -84,7 +84,7 @@ pub fn compiler() -> Vec<String> {
 /// build is asked for, else `cc`.
 fn default_compiler() -> &'static str {
     static CC: OnceLock<&'static str> = OnceLock::new();
-    *CC.get_or_init(|| {
+    CC.get_or_init(|| {
         let clang_runs = || Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success());
         if !sanitize_enabled() && clang_runs() {
             "clang"
