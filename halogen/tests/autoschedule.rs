@@ -549,8 +549,9 @@ fn channel_dot() -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
 #[test]
 fn an_update_that_accumulates_in_place_is_vectorized_and_a_scatter_is_not() {
     let src = same_pixels::<i32>(&channel_dot, &[0, 0, 0], &[64, 13, 9]);
-    // 32-byte vectors of i32: 8 lanes, with a guarded tail where 19 channels are asked.
-    assert!(src.contains("dot.update_stage(0).vectorize(c, 8)"), "{src}");
+    // 32-byte vectors of i32 are 8 lanes; the reduction is vectorized over two of them
+    // (two accumulators), with a guarded tail where 19 channels are asked.
+    assert!(src.contains("dot.update_stage(0).vectorize(c, 16)"), "{src}");
     same_pixels::<i32>(&channel_dot, &[0, 1, 2], &[19, 5, 3]);
     let src = same_pixels::<i32>(&splat, &[0, 0, 0, 0], &[16, 12, 8, 2]);
     let update = src.lines().find(|l| l.starts_with("grid.update_stage(0)")).unwrap_or_else(|| panic!("{src}"));
