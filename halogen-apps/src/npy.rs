@@ -120,8 +120,8 @@ pub fn from_bytes(bytes: &[u8]) -> Result<DynBuffer, NpyError> {
         if data.len() < need {
             return Err(NpyError::Format(format!("{} data bytes for {count} elements of {size} bytes", data.len())));
         }
-        // Into a buffer `Buffer` allocated itself (large ones on huge pages), not a
-        // collected Vec, so that pipelines read files as fast as they read their own data.
+        // Read into a buffer from `Buffer::try_new` (large ones get huge pages) rather than
+        // a collected Vec, so that pipelines read files as fast as their own buffers.
         let mut b = Buffer::<T>::try_new(extents).map_err(|e| NpyError::Format(e.to_string()))?;
         for (slot, bytes) in b.as_mut_slice().iter_mut().zip(data[..need].chunks_exact(size)) {
             *slot = bytemuck_read::<T>(bytes);

@@ -37,7 +37,8 @@ impl Target {
     }
 
     /// Native code for this machine: generated C compiled by the system C compiler
-    /// (`$HALOGEN_CC`, else `clang`, else `cc`), vectorized and multi-threaded; see [`crate::backend::jit`].
+    /// (`$HALOGEN_CC`, else `clang`, else `cc`), vectorized and multi-threaded; see
+    /// [`crate::backend::jit`].
     ///
     /// ```
     /// use halogen::prelude::*;

@@ -379,23 +379,23 @@ pub(crate) fn apply_untiled(
         // update accumulates in place (a scatter's lanes could collide). The split's
         // tail is guarded (an update cannot shift inwards and compute points twice); the
         // loop partitioning keeps the guard out of the steady state.
-        // A reduction's vector is an accumulator, and one accumulator makes every step
-        // wait for the latency of the last multiply-add; up to ACCUMULATOR_VECTORS
-        // registers side by side give the core independent chains to overlap.
-        let acc_lanes = if stage.rvars.is_empty() {
-            lanes
-        } else {
-            (0..=ACCUMULATOR_VECTORS.ilog2())
-                .rev()
-                .map(|s| lanes << s)
-                .find(|&l| extent[0] >= l as f64)
-                .unwrap_or(lanes)
-        };
         if lanes > 1 && !scatter && legal.contains(&0) && extent[0] >= lanes as f64 {
+            // A reduction's vector is an accumulator, and one accumulator makes every step
+            // wait for the latency of the last multiply-add; up to ACCUMULATOR_VECTORS
+            // registers side by side give the core independent chains to overlap.
+            let width = if stage.rvars.is_empty() {
+                lanes
+            } else {
+                (0..=ACCUMULATOR_VECTORS.ilog2())
+                    .rev()
+                    .map(|s| lanes << s)
+                    .find(|&l| extent[0] >= l as f64)
+                    .unwrap_or(lanes)
+            };
             let v = &node.args[0];
             let vs = src.var(v);
-            st.vectorize(Var::new(v), acc_lanes as i32);
-            text.push_str(&format!(".vectorize({vs}, {acc_lanes})"));
+            st.vectorize(Var::new(v), width as i32);
+            text.push_str(&format!(".vectorize({vs}, {width})"));
             any = true;
         }
         if iters * node.stage_ops[k] >= PARALLEL_MIN_WORK {

@@ -3,7 +3,8 @@
 //! [`crate::runtime::ffi`].
 //!
 //! - The compiler is `$HALOGEN_CC` (split on whitespace, so `ccache gcc` works), else
-//!   `clang` when it is installed, else `cc` (see [`compiler`]), run as `-std=c11 -O3 -march=native -fPIC -shared -ffp-contract=off -fno-math-errno`:
+//!   `clang` when it is installed, else `cc` (see [`compiler`]), run as
+//!   `-std=c11 -O3 -march=native -fPIC -shared -ffp-contract=off -fno-math-errno`:
 //!   no floating-point contraction, so float results match the interpreter bit for bit.
 //!   With `HALOGEN_SANITIZE=1` the code is also built with
 //!   `-fsanitize=address,undefined -fno-sanitize-recover=all` (the process must then load

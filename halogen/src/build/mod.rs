@@ -62,12 +62,12 @@
 //!
 //! - `OUT_DIR` (set by Cargo for build scripts): where everything is written, unless
 //!   [`Generator::out_dir`] names a folder.
-//! - `HALOGEN_CC`: the C compiler command (split on whitespace), else `clang` if installed, else `cc`;
-//!   [`Generator::c_compiler`] overrides both. The build script asks Cargo to run it again
-//!   when this variable changes; with that line printed, Cargo reruns it when the script
-//!   itself (or anything it is compiled from, Halogen included) or a variable it names
-//!   changes, rather than after any change in the package. The compiler must accept GCC's flags (GCC or Clang), and `ar` must be
-//!   on the `PATH`.
+//! - `HALOGEN_CC`: the C compiler command (split on whitespace), else `clang` if
+//!   installed, else `cc`; [`Generator::c_compiler`] overrides both. The build script
+//!   asks Cargo to run it again when this variable changes; with that line printed, Cargo
+//!   reruns it when the script itself (or anything it is compiled from, Halogen included)
+//!   or a variable it names changes, rather than after any change in the package. The
+//!   compiler must accept GCC's flags (GCC or Clang), and `ar` must be on the `PATH`.
 //! - `TARGET` and `HOST` (set by Cargo): when they differ, `HALOGEN_CC` (or
 //!   [`Generator::c_compiler`]) must name a compiler for the target, since `cc` would
 //!   build for the build machine. Targets with the MSVC tool chain are not supported.

@@ -51,8 +51,8 @@ fn pooling() -> bool {
     *ON.get_or_init(|| !crate::backend::jit::sanitize_enabled())
 }
 
-/// Blocks start on a cache line, as the generated code's own allocations do (see
-/// `h_aligned_malloc` in the C prelude).
+/// Blocks start on a cache line. The generated code's own heap blocks and stack arrays
+/// are aligned the same (`H_ALIGN` in the C prelude is this value).
 pub const BLOCK_ALIGN: usize = 64;
 
 /// `bytes` bytes from the system allocator at a multiple of [`BLOCK_ALIGN`], or null;

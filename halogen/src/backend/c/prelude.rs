@@ -241,9 +241,8 @@ static inline void h_alloc_oom(const struct halogen_runtime *rt, void *ctx, cons
     rt->error(ctx, m.text);
 }
 
-/* Heap blocks start on a cache line, as stack arrays do: a vector load or store at the start
-   of a row then never straddles two lines (malloc alone only promises 16 bytes). */
-#define H_ALIGN 64
+/* Heap blocks start on a cache line (H_ALIGN bytes), as stack arrays do: a vector load or
+   store at the start of a row then never straddles two lines (malloc only promises 16). */
 static inline void *h_aligned_malloc(size_t bytes) {
     if (bytes > SIZE_MAX - H_ALIGN) return NULL;
     return aligned_alloc(H_ALIGN, (bytes + H_ALIGN - 1) / H_ALIGN * H_ALIGN);
@@ -323,8 +322,9 @@ pub fn fixed_prelude() -> String {
     // Clang warns about the rest, even static inline ones (GCC does not).
     s.push_str("#pragma GCC diagnostic ignored \"-Wunused-function\"\n");
     s.push_str(&format!(
-        "\n#define HALOGEN_MAX_ALLOCATION_ELEMENTS {}ull\n",
-        crate::backend::interp::MAX_ALLOCATION_ELEMENTS
+        "\n#define HALOGEN_MAX_ALLOCATION_ELEMENTS {}ull\n#define H_ALIGN {}\n",
+        crate::backend::interp::MAX_ALLOCATION_ELEMENTS,
+        crate::runtime::pool::BLOCK_ALIGN
     ));
     s.push_str(SCALAR_HELPERS);
     s

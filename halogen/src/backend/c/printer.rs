@@ -629,7 +629,7 @@ impl Printer {
         if let Some(n) = on_stack {
             cname = self.f.namer.fresh(name);
             // Not initialized: bounds inference makes every read follow a write.
-            self.line(format!("{e} {cname}[{}] __attribute__((aligned(64)));", n.max(1)));
+            self.line(format!("{e} {cname}[{}] __attribute__((aligned(H_ALIGN)));", n.max(1)));
         } else {
             let exts = extents
                 .iter()
