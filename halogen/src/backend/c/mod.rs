@@ -16,6 +16,12 @@
 //! after passing the failure's message to `rt->error` (a failed assertion gives the same
 //! text as the interpreter).
 //!
+//! An output that the pipeline stores and never reads back, and that is at least the size
+//! of the last-level cache (`H_STREAM_MIN_BYTES`, which the compiler command line may set),
+//! is written with streaming (non-temporal) stores wherever a dense vector store steps
+//! along the innermost loop: its cache lines are written whole without first being read
+//! from memory. The values stored are the same either way.
+//!
 //! ```
 //! use halogen::prelude::*;
 //! let x = Var::new("x");
@@ -32,6 +38,7 @@ pub mod captures;
 pub mod names;
 pub mod prelude;
 pub mod printer;
+pub mod streaming;
 pub mod types;
 
 use crate::error::Result;

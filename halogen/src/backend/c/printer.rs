@@ -17,7 +17,9 @@
 use super::captures::captures;
 use super::names::{c_string, Namer};
 use super::prelude::Helpers;
+use super::streaming::{work, write_only, Work};
 use super::types::{check, mask_of, mnemonic, scalar_c, storage_c, unsigned_of};
+use crate::analysis::{simplify, substitute};
 use crate::error::{Error, Result};
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
@@ -47,6 +49,8 @@ struct Var {
     /// For an `i32` vector widened from 8- or 16-bit integers: the C name of the narrow
     /// vector and its type (gathers index with that, see [`Printer::narrow_index`]).
     narrow: Option<(String, Type)>,
+    /// For a variable bound by a `Let`: its value (see [`Printer::step_along`]).
+    value: Option<Expr>,
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -59,6 +63,9 @@ struct Buf {
     /// Storage the pipeline allocated itself (not a caller's buffer): nothing else points
     /// into it, so every pointer to it may be `restrict`.
     owned: bool,
+    /// For an output the pipeline never reads: the C name of the `int` that says whether
+    /// its dense vector stores may go around the caches (see [`Printer::stream_flags`]).
+    stream: Option<String>,
 }
 
 /// The state of the C function being printed.
@@ -71,8 +78,11 @@ struct Function {
     bufs: Vec<Buf>,
     /// Heap allocations live at this point, innermost last: freed before an error return.
     heap: Vec<String>,
-    /// Serial loops around the statement being printed, in this function.
-    loop_depth: usize,
+    /// The serial loops around the statement being printed, in this function, innermost
+    /// last, with the work of one iteration of each.
+    loops: Vec<(Name, Work)>,
+    /// Whether the function made streaming stores, which it must fence before it returns.
+    streams: bool,
     /// Reuse slots of allocations inside loops (see [`Printer::allocate`]): declared at
     /// `slots_at` in `out`, freed wherever the function returns.
     slots: Vec<String>,
@@ -178,6 +188,11 @@ impl Printer {
     /// Returns success from the function, freeing its reuse slots, and declares them.
     fn finish_function(&mut self) {
         self.free_slots();
+        if self.f.streams {
+            // Streaming stores are weakly ordered: they must reach memory before the caller
+            // (or the thread joining this loop body) reads the output.
+            self.line("h_stream_fence();");
+        }
         self.line("return 0;");
         let decls: String =
             self.f.slots.iter().map(|c| format!("    void *{c} = NULL;\n    size_t {c}_bytes = 0;\n")).collect();
@@ -217,12 +232,22 @@ impl Printer {
             uniform: None,
             clamped: None,
             narrow: None,
+            value: None,
         });
         cname
     }
 
-    /// Binds `name` to `value`, a vector expression or a broadcast.
+    /// Binds `name` to `value`, and remembers the value (for [`Printer::step_along`]).
     fn bind_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
+        self.declare_let(name, value)?;
+        if let Some(v) = self.f.vars.last_mut().filter(|v| &v.name == name) {
+            v.value = Some(value.clone());
+        }
+        Ok(())
+    }
+
+    /// Declares `name` as `value`, a vector expression or a broadcast.
+    fn declare_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
         if let ExprKind::Broadcast { value: scalar, .. } = value.kind() {
             if scalar.ty().is_scalar() && value.ty().element() == Type::i32() {
                 // Keep the scalar too: dense-access detection looks through the name.
@@ -303,8 +328,9 @@ impl Printer {
             let cname = self.f.namer.fresh(&b.name);
             let e = storage_c(b.elem);
             self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
-            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false });
+            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None });
         }
+        self.stream_flags(s, buffers);
         for name in &used.vars {
             let Some((_, ty, binding)) = scalars.iter().find(|(n, _, _)| n == name) else {
                 return Err(internal(format!("variable '{name}' is used but is neither a Param nor a buffer's shape")));
@@ -347,6 +373,23 @@ impl Printer {
         out.push_str(&body);
         out.push_str("}\n");
         Ok(out)
+    }
+
+    /// Declares, for each output that `s` stores to and never loads from, whether its
+    /// stores may stream around the caches: whether the output is at least
+    /// `H_STREAM_MIN_BYTES` (see the prelude's `STREAM_HELPERS`). An output read back (an
+    /// update's accumulator, a scan) is stored as usual.
+    fn stream_flags(&mut self, s: &Stmt, buffers: &[EntryBuffer]) {
+        let outputs = write_only(s);
+        for (i, b) in buffers.iter().enumerate() {
+            let Some(pos) = self.f.bufs.iter().position(|x| x.name == b.name && outputs.contains(&x.name)) else {
+                continue;
+            };
+            let flag = self.f.namer.fresh(&format!("{}.stream", b.name));
+            self.line(format!("const int {flag} = h_stream_wanted(buffers[{i}]);"));
+            self.line(format!("(void){flag};"));
+            self.f.bufs[pos].stream = Some(flag);
+        }
     }
 
     // ------------------------------------------------------------------------------
@@ -475,10 +518,11 @@ impl Printer {
             uniform: None,
             clamped: None,
             narrow: None,
+            value: None,
         });
-        self.f.loop_depth += 1;
+        self.f.loops.push((name.clone(), work(body)));
         let r = self.stmt(body);
-        self.f.loop_depth -= 1;
+        self.f.loops.pop();
         self.f.vars.pop();
         self.f.indent -= 1;
         self.f.namer.close();
@@ -524,6 +568,12 @@ impl Printer {
             self.line(format!("{e} *{q}{c} = cl->{c};", c = b.cname));
             self.f.bufs.push(b.clone());
         }
+        for flag in bufs.iter().filter_map(|b| b.stream.as_ref()) {
+            fields.push(format!("    int {flag};"));
+            self.f.namer.reserve(flag);
+            self.line(format!("const int {flag} = cl->{flag};"));
+            self.line(format!("(void){flag};"));
+        }
         // Not every body reports errors or starts loops of its own.
         self.line("(void)ctx;");
         self.line("(void)rt;");
@@ -537,6 +587,7 @@ impl Printer {
             uniform: None,
             clamped: None,
             narrow: None,
+            value: None,
         });
         self.start_slots();
         let r = self.stmt(body);
@@ -552,6 +603,7 @@ impl Printer {
         let mut init = vec!["rt".to_string()];
         init.extend(vars.iter().map(|v| v.cname.clone()));
         init.extend(bufs.iter().map(|b| b.cname.clone()));
+        init.extend(bufs.iter().filter_map(|b| b.stream.clone()));
         self.open("{");
         self.line(format!("struct closure_{id} h_cl = {{{}}};", init.join(", ")));
         self.open(format!("if (rt->par_for(ctx, body_{id}, {mn}, {ex}, &h_cl) != 0) {{"));
@@ -589,8 +641,17 @@ impl Printer {
                 let stride = self.lane_stride(index);
                 if stride == Some(1) {
                     let base = self.lane_base(index)?;
-                    let st = self.helpers.store_dense(t);
-                    self.line(format!("{st}({} + {base}, {v});", b.cname));
+                    match b.stream.as_ref().filter(|_| self.streams(index, t)) {
+                        Some(flag) => {
+                            let st = self.helpers.store_stream(t);
+                            self.line(format!("{st}({} + {base}, {v}, {flag});", b.cname));
+                            self.f.streams = true;
+                        }
+                        None => {
+                            let st = self.helpers.store_dense(t);
+                            self.line(format!("{st}({} + {base}, {v});", b.cname));
+                        }
+                    }
                 } else if let (Some(s), false) = (stride.filter(|s| *s != 0), b.elem.is_bool()) {
                     let base = self.lane_base(index)?;
                     let st = self.helpers.store_strided(t);
@@ -625,7 +686,7 @@ impl Printer {
         // Inside a loop, heap storage is reused from one iteration to the next (a slot of
         // the function, grown when an iteration needs more) instead of being allocated and
         // freed each time.
-        let reuse = on_stack.is_none() && self.f.loop_depth > 0;
+        let reuse = on_stack.is_none() && !self.f.loops.is_empty();
         if let Some(n) = on_stack {
             cname = self.f.namer.fresh(name);
             // Not initialized: bounds inference makes every read follow a write.
@@ -656,7 +717,7 @@ impl Printer {
                 self.f.heap.push(cname.clone());
             }
         }
-        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true });
+        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true, stream: None });
         let r = self.stmt(body);
         self.f.bufs.pop();
         if on_stack.is_none() && !reuse {
@@ -737,6 +798,45 @@ impl Printer {
             }
             _ => Err(internal(format!("{e} is not a vector of evenly spaced indices"))),
         }
+    }
+
+    /// Whether a dense store of `t` at `index` to an output that may stream does (see
+    /// [`super::streaming`]): the vector is a whole number of 16-byte blocks, the innermost
+    /// serial loop around it steps the index by exactly one vector, so that successive
+    /// iterations fill each cache line whole and in order (a streamed line written in
+    /// parts, with other stores in between, costs a partial write to memory for each
+    /// part), and that loop does little work per byte it stores.
+    fn streams(&self, index: &Expr, t: Type) -> bool {
+        let bytes = t.lanes as usize * t.element().bytes();
+        if t.element().is_bool() || !bytes.is_multiple_of(16) {
+            return false;
+        }
+        let Some((innermost, work)) = self.f.loops.last() else { return false };
+        work.streams() && self.step_along(index, innermost) == Some(t.lanes as i64)
+    }
+
+    /// How much the first lane of the `i32` vector `e` grows when the loop variable `var`
+    /// grows by one, if that is a constant; `Let`-bound variables are looked through.
+    fn step_along(&self, e: &Expr, var: &Name) -> Option<i64> {
+        let ty = self.lookup_var(var).ok()?.ty;
+        let e = self.inline_lets(e, 8);
+        let next = substitute(var, &Expr::add(Expr::var(ty, var.clone()), Expr::const_of(ty, 1)), &e);
+        let step = simplify(&Expr::sub(next, e));
+        match step.kind() {
+            ExprKind::Broadcast { value, .. } => value.as_int(),
+            _ => step.as_int(),
+        }
+    }
+
+    /// `e` with the variables bound by `Let`s replaced by their values, `depth` levels deep.
+    fn inline_lets(&self, e: &Expr, depth: usize) -> Expr {
+        if let ExprKind::Var { name, .. } = e.kind() {
+            return match self.lookup_var(name).ok().and_then(|v| v.value.clone()) {
+                Some(value) if depth > 0 => self.inline_lets(&value, depth - 1),
+                _ => e.clone(),
+            };
+        }
+        e.map_children(|c| self.inline_lets(c, depth))
     }
 
     /// If `e` is a vector of consecutive `i32`s, the C expression of its first lane.
