@@ -635,3 +635,52 @@ fn vectors_are_as_wide_as_the_widest_arithmetic_not_the_output_type() {
         );
     }
 }
+
+/// The structure of Harris: gradients, their products, 3×3 box sums of the products.
+/// `blend` instead mixes two stencils `a` and `b` that nothing else reads.
+fn products(blend: bool) -> (Vec<(ImageParam, Buffer<f32>)>, Func) {
+    let input = ImageParam::new(Type::f32(), 2, "products_input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let ix = Func::new("ix");
+    let iy = Func::new("iy");
+    ix.def((x, y), clamped.at((x + 1, y)) - clamped.at((x - 1, y)));
+    iy.def((x, y), clamped.at((x, y + 1)) - clamped.at((x, y - 1)));
+    let box3 = |f: &Func| {
+        let mut e = Expr::from(0.0f32);
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                e = e + f.at((x + dx, y + dy));
+            }
+        }
+        e
+    };
+    let out = Func::new("products_out");
+    let ixy = Func::new("ixy");
+    ixy.def((x, y), ix.at((x, y)) * iy.at((x, y)));
+    if blend {
+        out.def((x, y), box3(&ixy));
+    } else {
+        let ixx = Func::new("ixx");
+        let iyy = Func::new("iyy");
+        ixx.def((x, y), ix.at((x, y)) * ix.at((x, y)));
+        iyy.def((x, y), iy.at((x, y)) * iy.at((x, y)));
+        out.def((x, y), box3(&ixx) * box3(&iyy) - box3(&ixy));
+    }
+    input.set_estimates(&[(0, 1920), (0, 1080)]);
+    out.set_estimates(&[(0, 1920), (0, 1080)]);
+    let img = Buffer::<f32>::from_fn(&[61, 45], |c| ((c[0] * 37 + c[1] * 11) % 101) as f32 * 0.01);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn a_product_of_values_read_anyway_is_inlined() {
+    // Harris: `ixy` multiplies the gradients the box sums of `ixx` and `iyy` load anyway.
+    let src = same_pixels::<f32>(&|| products(false), &[0, 0], &[59, 43]);
+    let inlined = src.lines().find(|l| l.starts_with("// Inlined:")).unwrap_or_default();
+    assert!(inlined.contains("ixy") && inlined.contains("ixx"), "{src}");
+    assert!(src.contains("ix.compute_") && src.contains("iy.compute_"), "{src}");
+    // Alone, `ixy` reads gradients nothing else reads: storing it saves loads.
+    let src = same_pixels::<f32>(&|| products(true), &[0, 0], &[59, 43]);
+    assert!(src.contains("ixy.compute_"), "{src}");
+}

@@ -63,6 +63,10 @@ pub(crate) struct Node {
     pub stage_ops: Vec<f64>,
     /// Computing a point costs about as much as loading one (Algorithm 2's `trivial`).
     pub trivial: bool,
+    /// At most two operations on two Funcs read at the point itself (`Ix(x, y) * Iy(x,
+    /// y)`): trivial too where its consumers read those Funcs anyway (see
+    /// `inline::producers_read_anyway`).
+    pub pointwise_pair: bool,
     /// The widest type its definitions compute with (a `u8` colour curve of `f32` values).
     pub arith_type: Option<Type>,
 }
@@ -312,6 +316,15 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
         let costs: Vec<Cost> = stages.iter().map(|s| cost_of(&s.values)).collect();
         let pure_cost = &costs[0];
         let (ops, trivial) = (pure_cost.ops, pure_cost.loads <= 1 && pure_cost.value_ops <= 2 && stages.len() == 1);
+        let at_the_point = |c: &Call| {
+            matches!(c.callee, Callee::Func(_))
+                && c.args.len() == args.len()
+                && c.args.iter().zip(&args).all(|(a, v)| a.as_var() == Some(v))
+        };
+        let pointwise_pair = stages.len() == 1
+            && pure_cost.loads == 2
+            && pure_cost.value_ops <= 2
+            && node_calls.iter().all(|c| c.stage == 0 && at_the_point(c));
         let stage_ops = costs.iter().map(|c| c.ops).collect();
         let arith_type = costs.iter().filter_map(|c| c.widest).max_by_key(|t| t.element().bytes());
         nodes.push(Node {
@@ -329,6 +342,7 @@ pub(crate) fn build_graph(outputs: &[FuncRef]) -> Result<Graph> {
             ops,
             stage_ops,
             trivial,
+            pointwise_pair,
             arith_type,
         });
     }
