@@ -83,6 +83,17 @@ fn tiles_of_whole_lines_stream() {
 }
 
 #[test]
+fn tiles_half_a_line_wide_do_not_stream() {
+    // Each row of a tile writes 32 bytes, half a cache line; the other half comes with the
+    // next tile, long after.
+    let (input, bx, by, x, y) = blur();
+    let (xi, yi) = (Var::new("xi"), Var::new("yi"));
+    by.tile(x, y, xi, yi, 16, 16).vectorize(xi, 8).parallel(y);
+    bx.compute_at(&by, x).vectorize(x, 8);
+    check(&input, &by, 203, 77, Expect::DoesNotStream, "tiles 16 pixels wide");
+}
+
+#[test]
 fn a_column_at_a_time_does_not_stream() {
     // The innermost loop walks down a column: each store writes part of a different line.
     let (input, bx, by, x, y) = blur();

@@ -68,6 +68,16 @@ struct Buf {
     stream: Option<String>,
 }
 
+/// A serial loop around the statement being printed.
+#[derive(Debug)]
+struct Loop {
+    name: Name,
+    /// Its extent, where that is a constant.
+    extent: Option<i64>,
+    /// What one iteration does.
+    work: Work,
+}
+
 /// The state of the C function being printed.
 #[derive(Debug, Default)]
 struct Function {
@@ -79,8 +89,8 @@ struct Function {
     /// Heap allocations live at this point, innermost last: freed before an error return.
     heap: Vec<String>,
     /// The serial loops around the statement being printed, in this function, innermost
-    /// last, with the work of one iteration of each.
-    loops: Vec<(Name, Work)>,
+    /// last.
+    loops: Vec<Loop>,
     /// Whether the function made streaming stores, which it must fence before it returns.
     streams: bool,
     /// Reuse slots of allocations inside loops (see [`Printer::allocate`]): declared at
@@ -520,7 +530,7 @@ impl Printer {
             narrow: None,
             value: None,
         });
-        self.f.loops.push((name.clone(), work(body)));
+        self.f.loops.push(Loop { name: name.clone(), extent: extent.as_int(), work: work(body) });
         let r = self.stmt(body);
         self.f.loops.pop();
         self.f.vars.pop();
@@ -802,17 +812,21 @@ impl Printer {
 
     /// Whether a dense store of `t` at `index` to an output that may stream does (see
     /// [`super::streaming`]): the vector is a whole number of 16-byte blocks, the innermost
-    /// serial loop around it steps the index by exactly one vector, so that successive
-    /// iterations fill each cache line whole and in order (a streamed line written in
-    /// parts, with other stores in between, costs a partial write to memory for each
-    /// part), and that loop does little work per byte it stores.
+    /// serial loop around it steps the index by exactly one vector over at least a cache
+    /// line's worth of iterations, so that successive iterations fill each cache line whole
+    /// and in order (a streamed line written in parts, with other stores in between, costs
+    /// a partial write to memory for each part), and that loop does little work per byte
+    /// it stores.
     fn streams(&self, index: &Expr, t: Type) -> bool {
         let bytes = t.lanes as usize * t.element().bytes();
         if t.element().is_bool() || !bytes.is_multiple_of(16) {
             return false;
         }
-        let Some((innermost, work)) = self.f.loops.last() else { return false };
-        work.streams() && self.step_along(index, innermost) == Some(t.lanes as i64)
+        let Some(innermost) = self.f.loops.last() else { return false };
+        let run = innermost.extent.map_or(i64::MAX, |e| e.saturating_mul(bytes as i64));
+        innermost.work.streams()
+            && run >= super::streaming::CACHE_LINE_BYTES
+            && self.step_along(index, &innermost.name) == Some(t.lanes as i64)
     }
 
     /// How much the first lane of the `i32` vector `e` grows when the loop variable `var`

@@ -9,12 +9,17 @@
 //! - its buffer is an output the pipeline never reads ([`write_only`]) and is at least
 //!   `H_STREAM_MIN_BYTES` (decided at run time, see the prelude);
 //! - it is a dense vector store of a whole number of 16-byte blocks, and the innermost loop
-//!   around it steps it by exactly one vector, so cache lines are filled whole and in order;
+//!   around it steps it by exactly one vector over at least [`CACHE_LINE_BYTES`] (all of a
+//!   row, or a tile's row), so cache lines are filled whole and in order (a transpose's
+//!   16×16 tiles of 16-bit values write half a line per row: streamed, 1.3× slower);
 //! - that loop does at most [`MAX_VECTOR_OPS_PER_BYTE`] vector operations per byte it
 //!   stores ([`Work`]).
 
 use crate::ir::{walk_expr, walk_stmt, Expr, ExprKind, Name, Stmt, Visitor};
 use std::collections::HashSet;
+
+/// The shortest run of bytes the innermost loop must store for its stores to stream.
+pub const CACHE_LINE_BYTES: i64 = 64;
 
 /// The most vector operations per byte stored for which a loop's stores stream. Measured
 /// on the apps (operations as [`Work`] counts them, per byte): blur 0.4, unsharp 0.4,
