@@ -170,3 +170,31 @@ fn strided_and_gathered_loads_give_identical_pixels() {
         }
     }
 }
+
+/// A select whose condition is the same in every lane (a band test in a loop vectorized
+/// over x) becomes C's `?:`, which computes only the chosen side, not a blend of both.
+#[test]
+fn a_select_on_a_uniform_condition_computes_one_side() {
+    let input = ImageParam::new(Type::f32(), 1, "input");
+    let (x, c) = (Var::new("x"), Var::new("c"));
+    let f = Func::new("bands");
+    let v = input.at(x);
+    f.def((x, c), select(c.eq(0), v.clone() * 0.5f32 + 1.0f32, sqrt(v.clone() * v + 2.0f32)));
+    let run = |target: &Target, vectorize: bool| {
+        if vectorize {
+            f.vectorize(x, 8);
+        }
+        let compiled = Pipeline::new(&[&f]).compile(target).unwrap();
+        let img = Buffer::<f32>::from_fn(&[37], |p| p[0] as f32 * 0.37 - 3.0);
+        let mut out = Buffer::<f32>::new(&[37, 2]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        compiled.realize(&args, &mut out).unwrap();
+        let src = compiled.c_source().map(str::to_string).unwrap_or_default();
+        (out.into_vec().into_iter().map(f32::to_bits).collect::<Vec<_>>(), src)
+    };
+    let (expected, _) = run(&Target::interp(), false);
+    let (got, src) = run(&Target::host(), true);
+    assert_eq!(got, expected);
+    assert!(!src.contains("h_sel_f32x8("), "the band test blends:\n{src}");
+}

@@ -998,9 +998,13 @@ impl Printer {
             ExprKind::Select(c, a, b) => {
                 let lanes = t.lanes;
                 let (x, y) = (self.operand(a, lanes)?, self.operand(b, lanes)?);
-                if c.ty().is_scalar() {
-                    let cc = self.expr(c)?;
-                    Ok(format!("({cc} ? {x} : {y})"))
+                // A condition the same in every lane (a scalar, or a broadcast of one, as a
+                // band or channel test in a vectorized loop) picks one side: C's `?:`
+                // evaluates only that one, and the compiler can hoist the test out of the
+                // loop, where a blend computes both.
+                let uniform = if c.ty().is_scalar() { Some(self.expr(c)?) } else { self.uniform_c(c)? };
+                if let Some(cc) = uniform {
+                    Ok(format!("({} ? {x} : {y})", paren(&cc)))
                 } else {
                     let cc = self.operand(c, lanes)?;
                     let sel = self.helpers.select(t);
