@@ -117,9 +117,7 @@ fn producers_read_anyway(g: &Graph, reaches: &[Vec<bool>], i: usize) -> bool {
             // Another reader of `p`, not downstream of `i`, that something downstream of
             // `i` also reads.
             g.nodes[p].consumers.iter().any(|&m| {
-                m != i
-                    && !reaches[m][i]
-                    && g.nodes.iter().enumerate().any(|(e, _)| reaches[e][i] && (e == m || reaches[e][m]))
+                m != i && !reaches[m][i] && (0..g.nodes.len()).any(|e| reaches[e][i] && (e == m || reaches[e][m]))
             })
         })
 }

@@ -110,8 +110,9 @@ pub fn compile_to_c(lowered: &Lowered, path: &Path) -> Result<()> {
 
 /// Builds the pipeline into `dir/lib<name>.a` with the header `dir/<name>.h` (the entry
 /// point is `name`), using the C compiler of [`crate::backend::jit::compiler`] and `ar`.
-/// The code is compiled for the baseline of the target architecture (no `-march=native`), so the library runs on any
-/// machine of that architecture; link it with `-lm`.
+/// The code is compiled for the baseline of the target architecture (no
+/// `-march=native`), so the library runs on any machine of that architecture; link it
+/// with `-lm`.
 pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> Result<()> {
     let m = c::generate(lowered, &entry_name(name))?;
     build_static_library(&m, dir, &super::jit::compiler(), &[]).map(|_| ())

@@ -108,7 +108,7 @@ impl Visitor for Accesses {
                 self.stored.push(buffer.clone());
             }
         }
-        crate::ir::walk_stmt(self, s)
+        walk_stmt(self, s)
     }
 }
 
