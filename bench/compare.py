@@ -88,7 +88,7 @@ def parse_args(argv=None):
     ap.add_argument("--halide-strict-float", action="store_true",
                     help="compile Halide with its strict_float feature (no FMA contraction) and Halogen for its "
                          "default target (likewise): float outputs then agree bit for bit. Without it Halide "
-                         "contracts multiply-adds, and so does Halogen (`--target host-fast-math`)")
+                         "contracts multiply-adds, and so does Halogen (`--target host-fast_math`)")
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy versions")
     ap.add_argument("--no-opencv", action="store_true", help="skip the OpenCV versions")
     ap.add_argument("--keep-dir", help="keep the exchanged .npy inputs and outputs in this folder")
@@ -200,7 +200,7 @@ def run_halogen(args, binary, app, schedule, in_files, size, params, out_dir, st
            "--runs", str(args.runs), "--max-runs", "50", "--slow-ms", str(args.slow_s * 1e3),
            "--slow-runs", str(args.slow_runs),
            # The same float semantics as Halide's: FMA contraction unless strict.
-           "--target", "host" if args.halide_strict_float or strict_float else "host-fast-math"]
+           "--target", "host" if args.halide_strict_float or strict_float else "host-fast_math"]
     if in_files:
         cmd += [a for f in in_files for a in ("--input", f)]
         cmd += ["--save-outputs", out_dir]

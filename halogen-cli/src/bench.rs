@@ -176,7 +176,7 @@ pub fn median(v: &mut [f64]) -> f64 {
 }
 
 /// How [`time_app`] runs an app.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Where to run.
     pub target: TargetArg,
@@ -244,7 +244,7 @@ pub fn time_app(
             min_ms: min * 1e3,
             median_ms: med * 1e3,
             runs: times.len(),
-            threads: if o.target == TargetArg::Interp { 1 } else { halogen::runtime::thread_pool::num_threads() },
+            threads: if o.target.is_interp() { 1 } else { halogen::runtime::thread_pool::num_threads() },
             check,
         },
         out,
@@ -287,9 +287,8 @@ fn json_opt(v: Option<f64>) -> String {
 /// `jit_cached_ms`, `autoschedule_ms` (null where not measured), `first_ms`, `min_ms`,
 /// `median_ms`, `runs`, `threads`, `mpix_per_s` and `check`; a failed row has `app`,
 /// `schedule`, `target` and `error`.
-pub fn to_json(rows: &[Row], target: TargetArg) -> String {
-    let name =
-        clap::ValueEnum::to_possible_value(&target).map_or_else(|| format!("{target:?}"), |v| v.get_name().to_string());
+pub fn to_json(rows: &[Row], target: &TargetArg) -> String {
+    let name = target.to_string();
     let target = json_string(&name);
     let items: Vec<String> = rows
         .iter()
@@ -470,7 +469,7 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
-    let run = RunOptions { target: o.target, protocol: o.protocol, check: o.check, cached_jit: o.cached_jit };
+    let run = RunOptions { target: o.target.clone(), protocol: o.protocol, check: o.check, cached_jit: o.cached_jit };
     let mut rows = Vec::new();
     for (name, sched) in &plan {
         bar.set_message(format!("{name} / {sched}"));
@@ -480,7 +479,7 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
     }
     bar.finish_and_clear();
     if o.json {
-        println!("{}", to_json(&rows, o.target));
+        println!("{}", to_json(&rows, &o.target));
     } else {
         print!("{}", rows_table(&rows));
     }
@@ -564,7 +563,7 @@ mod tests {
     #[test]
     fn failed_rows_in_json_and_table() {
         let rows = vec![Row { app: "blur".into(), schedule: "auto".into(), result: Err("no \"plan\"".into()) }];
-        let j = to_json(&rows, TargetArg::Host);
+        let j = to_json(&rows, &TargetArg(halogen::Target::host()));
         assert!(j.contains("\"error\": \"no \\\"plan\\\"\""), "{j}");
         assert!(rows_table(&rows).contains("FAILED: no \"plan\""));
     }

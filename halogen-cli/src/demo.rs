@@ -163,7 +163,7 @@ pub fn cmd_demo(out: &Path, size: Option<Size>, source: &Source, target: TargetA
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
-    let run = RunOptions { target, protocol: Protocol::fixed(RUNS), check: true, cached_jit: false };
+    let run = RunOptions { target: target.clone(), protocol: Protocol::fixed(RUNS), check: true, cached_jit: false };
     let mut shown = Vec::new();
     for (probe, config, params) in &apps {
         let name = probe.name();
@@ -194,7 +194,7 @@ pub fn cmd_demo(out: &Path, size: Option<Size>, source: &Source, target: TargetA
     }
     bar.finish_and_clear();
 
-    let html = page(&shown, pw, ph, target, source);
+    let html = page(&shown, pw, ph, &target, source);
     let index = out.join("index.html");
     std::fs::write(&index, html).map_err(|e| CliError::new(format!("{}: cannot write: {e}", index.display())))?;
     let all: Vec<Timing> = shown.iter().flat_map(|s| s.timings.iter().cloned()).collect();
@@ -210,7 +210,7 @@ pub fn cmd_demo(out: &Path, size: Option<Size>, source: &Source, target: TargetA
     Ok(())
 }
 
-fn page(shown: &[Shown], w: i32, h: i32, target: TargetArg, source: &Source) -> String {
+fn page(shown: &[Shown], w: i32, h: i32, target: &TargetArg, source: &Source) -> String {
     let source = match source {
         Source::Photo => format!(
             "a photograph ({PHOTO_NAME}, CC0, from scikit-image's sample data; camera_pipe reads a raw Bayer \
@@ -247,7 +247,6 @@ warm-up; every result is checked against the app's plain-Rust reference.</p>
 <table><tr><th>app</th><th>schedule</th><th>output</th><th>compile ms</th><th>best ms</th><th>median ms</th><th>MP/s</th><th>check</th></tr>
 "#,
         w2 = 2 * w.min(400),
-        target = format!("{target:?}").to_lowercase(),
         runs = RUNS,
     );
     for a in shown {

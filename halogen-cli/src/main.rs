@@ -19,7 +19,7 @@ mod demo;
 mod imageio;
 mod schedule;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use halogen::prelude::*;
 use halogen_apps::{App, Config};
 use std::fmt;
@@ -68,26 +68,34 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// Where pipelines run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum TargetArg {
-    /// Native code for this machine (generated C, compiled and loaded at run time).
-    Host,
-    /// Native code allowed to fuse multiply-adds (`Target::with_fast_math`, what Halide
-    /// does by default); floats may differ from the interpreter's in the last bits.
-    HostFastMath,
-    /// The reference interpreter.
-    Interp,
-}
+/// Where pipelines run: a target string as the library parses it (`host`, `interp`,
+/// `host-fast_math`, `host-opencl`, …; see `halogen::target`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetArg(pub Target);
 
 impl TargetArg {
     /// The library's target.
-    pub fn target(self) -> Target {
-        match self {
-            TargetArg::Host => Target::host(),
-            TargetArg::HostFastMath => Target::host().with_fast_math(),
-            TargetArg::Interp => Target::interp(),
-        }
+    pub fn target(&self) -> Target {
+        self.0.clone()
+    }
+
+    /// Whether it is the interpreter.
+    pub fn is_interp(&self) -> bool {
+        self.0.is_interp()
+    }
+}
+
+impl std::str::FromStr for TargetArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<TargetArg, String> {
+        s.parse::<Target>().map(TargetArg).map_err(|e| e.to_string())
+    }
+}
+
+impl std::fmt::Display for TargetArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 
@@ -148,8 +156,9 @@ enum Command {
         /// The schedule to apply (one of the app's, or `auto` for the auto-scheduler).
         #[arg(long, default_value = "hand")]
         schedule: String,
-        /// Where to run it.
-        #[arg(long, value_enum, default_value_t = TargetArg::Host)]
+        /// Where to run it: `host`, `host-fast_math` (fused multiply-adds, as Halide does by
+        /// default; floats may differ in the last bits) or `interp` (the reference interpreter).
+        #[arg(long, default_value = "host")]
         target: TargetArg,
         /// An app parameter, `name=value` (repeatable).
         #[arg(long = "param", value_name = "K=V")]
@@ -210,7 +219,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         save_outputs: Option<PathBuf>,
         /// Where to run.
-        #[arg(long, value_enum, default_value_t = TargetArg::Host)]
+        #[arg(long, default_value = "host")]
         target: TargetArg,
         /// Print JSON instead of a table (see the rows' fields in `halogen-cli/src/bench.rs`).
         #[arg(long)]
@@ -249,7 +258,7 @@ enum Command {
         #[arg(long)]
         synthetic: bool,
         /// Where to run.
-        #[arg(long, value_enum, default_value_t = TargetArg::Host)]
+        #[arg(long, default_value = "host")]
         target: TargetArg,
     },
 }

@@ -27,6 +27,10 @@ pub enum Error {
     /// A missing or wrongly typed argument.
     #[error("argument error: {0}")]
     Argument(String),
+    /// A target string or target feature that Halogen does not know, or a target that
+    /// cannot run what the pipeline schedules.
+    #[error("target error: {0}")]
+    Target(String),
     /// A check in the generated code failed while the pipeline ran.
     #[error("runtime error: {0}")]
     Runtime(String),

@@ -25,10 +25,11 @@ pub mod pipeline;
 pub mod prelude;
 pub mod runtime;
 pub mod schedule;
+pub mod target;
 
-pub use autoschedule::MachineParams;
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
 pub use lang::boundary;
-pub use pipeline::{Args, Compiled, Pipeline, Target};
+pub use pipeline::{Args, Compiled, Pipeline};
 pub use runtime::{Buffer, Element};
+pub use target::{MachineParams, Target};

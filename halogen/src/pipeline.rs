@@ -1,78 +1,17 @@
 //! `Pipeline`, `Compiled`, `Target` and `Args`: compiling Funcs and running them.
 
-use crate::backend::interp::Interpreter;
-use crate::backend::jit::JitModule;
+use crate::backend::{self, Bindings, Executable};
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name, Stmt, Type};
 use crate::lang::func::Func;
 use crate::lang::param::{ImageParam, Param};
 use crate::lower::{lower, Lowered};
-use crate::runtime::{Buffer, BufferDim, Element, RawBuffer};
+use crate::runtime::{Buffer, Element, RawBuffer};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Where compiled code runs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Target {
-    kind: TargetKind,
-    fast_math: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum TargetKind {
-    Interp,
-    Host,
-}
-
-impl Target {
-    /// The reference interpreter: every load and store checked; the oracle for every
-    /// other back end.
-    ///
-    /// ```
-    /// use halogen::prelude::*;
-    /// assert!(Target::interp().is_interp());
-    /// ```
-    pub fn interp() -> Target {
-        Target { kind: TargetKind::Interp, fast_math: false }
-    }
-
-    /// Native code for this machine: generated C compiled by the system C compiler
-    /// (`$HALOGEN_CC`, else `clang`, else `cc`), vectorized and multi-threaded; see
-    /// [`crate::backend::jit`].
-    ///
-    /// ```
-    /// use halogen::prelude::*;
-    /// let _t = Target::host();
-    /// ```
-    pub fn host() -> Target {
-        Target { kind: TargetKind::Host, fast_math: false }
-    }
-
-    /// True for the interpreter target.
-    pub fn is_interp(&self) -> bool {
-        self.kind == TargetKind::Interp
-    }
-
-    /// This target, allowed to contract `a * b + c` into fused multiply-adds (as Halide
-    /// does by default). Float results may then differ from the interpreter's in the last
-    /// bits; without it native code matches the interpreter bit for bit. The interpreter
-    /// ignores it.
-    ///
-    /// ```
-    /// use halogen::prelude::*;
-    /// let t = Target::host().with_fast_math();
-    /// assert!(t.fast_math() && !Target::host().fast_math());
-    /// ```
-    pub fn with_fast_math(mut self) -> Target {
-        self.fast_math = true;
-        self
-    }
-
-    /// Whether fused multiply-adds are allowed (see [`Target::with_fast_math`]).
-    pub fn fast_math(&self) -> bool {
-        self.fast_math
-    }
-}
+pub use crate::backend::RunStats;
+pub use crate::target::Target;
 
 /// The outputs of a pipeline, ready to compile.
 ///
@@ -103,19 +42,22 @@ impl Pipeline {
         &self.outputs
     }
 
-    /// Lowers the pipeline and prepares it for `target`. Definition and schedule mistakes
-    /// come back here as `Err`, naming the Func and the directive.
+    /// Lowers the pipeline for `target` and prepares it on the back end that runs that
+    /// target ([`crate::backend::select`]). Definition and schedule mistakes come back here
+    /// as `Err`, naming the Func and the directive.
     pub fn compile(&self, target: &Target) -> Result<Compiled> {
+        let lowered = self.lower(target)?;
+        let executable = backend::select(target, &lowered)?.compile(&lowered, target)?;
+        Ok(Compiled { lowered, target: target.clone(), executable })
+    }
+
+    /// Lowers the pipeline for `target` without compiling it.
+    pub fn lower(&self, target: &Target) -> Result<Lowered> {
         if self.outputs.is_empty() {
             return Err(Error::Definition("a pipeline needs at least one output Func".into()));
         }
         let refs: Vec<_> = self.outputs.iter().map(|f| f.func_ref().clone()).collect();
-        let lowered = lower(&refs)?;
-        let native = match target.kind {
-            TargetKind::Host => Some(Arc::new(JitModule::compile_with(&lowered, target.fast_math)?)),
-            TargetKind::Interp => None,
-        };
-        Ok(Compiled { lowered, target: target.clone(), native })
+        lower(&refs, target)
     }
 }
 
@@ -183,30 +125,13 @@ pub(crate) fn scalar_expr<T: Element>(v: T) -> Expr {
     }
 }
 
-/// What the interpreter saw while running: for tests and tools.
-#[derive(Clone, Debug, Default)]
-pub struct RunStats {
-    /// Values (lanes) stored into each buffer.
-    pub stores: BTreeMap<Name, u64>,
-    /// Elements of each allocation (largest instance).
-    pub allocations: BTreeMap<Name, u64>,
-}
-
 /// A compiled pipeline: reusable, and safe to share between threads.
 #[derive(Clone, Debug)]
 pub struct Compiled {
     lowered: Lowered,
     target: Target,
-    /// The loaded native code, for host targets.
-    native: Option<Arc<JitModule>>,
-}
-
-fn bind_shape(interp: &mut Interpreter<'_>, name: &str, dims: &[BufferDim]) {
-    for (d, dim) in dims.iter().enumerate() {
-        interp.bind_scalar(&format!("{name}.min.{d}"), Expr::i32(dim.min as i64));
-        interp.bind_scalar(&format!("{name}.extent.{d}"), Expr::i32(dim.extent as i64));
-        interp.bind_scalar(&format!("{name}.stride.{d}"), Expr::i32(dim.stride as i64));
-    }
+    /// What the target's back end made of it.
+    executable: Arc<dyn Executable>,
 }
 
 impl Compiled {
@@ -218,7 +143,7 @@ impl Compiled {
     /// The generated C of a host target (`None` for the interpreter); see
     /// [`Compiled::compile_to_c`] for any target.
     pub fn c_source(&self) -> Option<&str> {
-        self.native.as_deref().map(JitModule::source)
+        self.executable.source()
     }
 
     /// Writes the pipeline as C for ahead-of-time builds: `path` (the `.c` file) and the
@@ -249,112 +174,18 @@ impl Compiled {
         self.realize_with_stats(args, out).map(|_| ())
     }
 
-    /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated.
+    /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated
+    /// (other back ends report nothing).
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
-        let env = &self.lowered.env;
-        if env.outputs.len() != 1 {
+        let outputs = &self.lowered.env.outputs;
+        if outputs.len() != 1 {
             return Err(Error::Argument(format!(
                 "this pipeline has {} outputs; realize computes a single output",
-                env.outputs.len()
+                outputs.len()
             )));
         }
-        let name = env.outputs[0].clone();
-        let f = &env.funcs[&name];
-        if f.types[0] != T::TYPE {
-            return Err(Error::Buffer(format!(
-                "output buffer for Func '{name}' holds {} but '{name}' produces {}",
-                T::TYPE,
-                f.types[0]
-            )));
-        }
-        if out.dimensions() != f.args.len() {
-            return Err(Error::Buffer(format!(
-                "output buffer for Func '{name}' has {} dimensions but '{name}' has {}",
-                out.dimensions(),
-                f.args.len()
-            )));
-        }
-        let mut interp = Interpreter::new();
-        let mut bound: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for (img, raw) in &args.images {
-            if let Some(u) = env.images.get(img) {
-                if u.ty != raw.ty {
-                    return Err(Error::Buffer(format!(
-                        "input buffer for ImageParam '{img}' holds {} but '{img}' has type {}",
-                        raw.ty, u.ty
-                    )));
-                }
-                if u.dims != raw.dims.len() {
-                    return Err(Error::Buffer(format!(
-                        "input buffer for ImageParam '{img}' has {} dimensions but '{img}' is used with {}",
-                        raw.dims.len(),
-                        u.dims
-                    )));
-                }
-            }
-            bind_shape(&mut interp, img, &raw.dims);
-            for d in 0..raw.dims.len() {
-                for w in ["min", "extent", "stride"] {
-                    bound.insert(format!("{img}.{w}.{d}"));
-                }
-            }
-            interp.bind_buffer(img, raw.ty, raw.bytes);
-        }
-        for img in env.images.keys() {
-            if !args.images.contains_key(img) {
-                return Err(Error::Argument(format!(
-                    "no buffer given for ImageParam '{img}'; bind it with args.image(&{img}, &buffer)"
-                )));
-            }
-        }
-        let dims = out.dims().to_vec();
-        bind_shape(&mut interp, &name, &dims);
-        for d in 0..dims.len() {
-            for w in ["min", "extent", "stride"] {
-                bound.insert(format!("{name}.{w}.{d}"));
-            }
-        }
-        for (p, ty) in &env.params {
-            if bound.contains(&**p) {
-                continue;
-            }
-            match args.params.get(p) {
-                Some(v) if v.ty() == *ty => interp.bind_scalar(p, v.clone()),
-                Some(v) => {
-                    return Err(Error::Argument(format!(
-                        "Param '{p}' has type {ty} but was given a value of type {}",
-                        v.ty()
-                    )))
-                }
-                None => {
-                    let image = ["min", "extent", "stride"]
-                        .iter()
-                        .find_map(|w| p.split_once(&format!(".{w}.")).map(|(img, _)| img.to_string()));
-                    return Err(match image {
-                        Some(img) => Error::Argument(format!(
-                            "no buffer given for ImageParam '{img}' (the pipeline uses its shape '{p}')"
-                        )),
-                        None => Error::Argument(format!(
-                            "no value given for Param '{p}'; bind it with args.param(&{p}, value)"
-                        )),
-                    });
-                }
-            }
-        }
-        if let Some(native) = &self.native {
-            native.run(&args.images, &args.params, &name, out.raw_mut())?;
-            return Ok(RunStats::default());
-        }
-        let raw = out.raw_mut();
-        interp.bind_buffer_mut(&name, raw.ty, raw.bytes);
-        interp.run(&self.lowered.stmt)?;
-        let mut stats = RunStats::default();
-        for (n, size) in interp.allocation_sizes() {
-            stats.stores.insert(n.clone(), interp.store_count(&n));
-            stats.allocations.insert(n, size);
-        }
-        stats.stores.insert(name.clone(), interp.store_count(&name));
-        Ok(stats)
+        let bindings = Bindings::check(&self.lowered, &args.images, &args.params, vec![out.raw_mut()])?;
+        self.executable.run(bindings)
     }
 }
 

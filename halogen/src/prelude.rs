@@ -12,7 +12,6 @@
 //! assert_eq!(f.output_types(), vec![Type::u8()]);
 //! ```
 
-pub use crate::autoschedule::MachineParams;
 pub use crate::error::{Error, Result};
 pub use crate::ir::{Expr, Type};
 pub use crate::lang::args::IntoArgs;
@@ -25,6 +24,7 @@ pub use crate::lang::math::{
 pub use crate::lang::param::{ImageParam, Param};
 pub use crate::lang::reductions::{argmax, argmin, maximum, minimum, product, sum};
 pub use crate::lang::var::{RDom, RVar, Var, VarOrRVar};
-pub use crate::pipeline::{Args, Compiled, Pipeline, Target};
+pub use crate::pipeline::{Args, Compiled, Pipeline};
 pub use crate::runtime::{Buffer, Element};
 pub use crate::schedule::TailStrategy;
+pub use crate::target::{MachineParams, Target};

@@ -81,10 +81,9 @@ mod fusion;
 mod graph;
 mod grouping;
 mod inline;
-mod machine;
 mod tiling;
 
-pub use machine::MachineParams;
+pub use crate::target::MachineParams;
 
 use crate::error::{Error, Result};
 use crate::lang::func::FuncRef;
@@ -301,7 +300,8 @@ fn split_loops_slide() -> bool {
         by.def((x, y), bx.at((x, y - 1)) + bx.at((x, y + 1)));
         by.tile(x, y, xi, yi, 16, 16);
         bx.compute_at(&by, yi).store_at(&by, x);
-        crate::lower::lower(&[by.func_ref().clone()]).is_ok_and(|l| l.folds.contains_key("halogen$slide_probe_bx"))
+        crate::lower::lower(&[by.func_ref().clone()], &crate::Target::host())
+            .is_ok_and(|l| l.folds.contains_key("halogen$slide_probe_bx"))
     })
 }
 

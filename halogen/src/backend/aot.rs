@@ -35,7 +35,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// let x = Var::new("x");
 /// let f = Func::new("f");
 /// f.def(x, x + 1);
-/// let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
 /// let m = halogen::backend::c::generate(&lowered, "add_one").unwrap();
 /// let h = halogen::backend::aot::header(&m);
 /// assert!(h.contains("int add_one(const struct halogen_runtime *rt"));
@@ -129,7 +129,7 @@ pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> R
 /// let x = Var::new("x");
 /// let f = Func::new("f");
 /// f.def(x, x + 2);
-/// let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
 /// let m = halogen::backend::c::generate(&lowered, "add_two").unwrap();
 /// let dir = std::env::temp_dir().join(format!("halogen-aot-lib-doc-{}", std::process::id()));
 /// let cc = halogen::backend::jit::compiler();

@@ -248,7 +248,7 @@ fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -
 /// let x = Var::new("x");
 /// let f = Func::new("f");
 /// f.def(x, x * x);
-/// let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
 /// let m = JitModule::compile(&lowered).unwrap();
 /// assert!(m.source().contains("halogen_pipeline"));
 /// ```

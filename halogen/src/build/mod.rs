@@ -402,7 +402,8 @@ impl Generator {
             )));
         }
         let refs: Vec<_> = pipeline.outputs().iter().map(|f| f.func_ref().clone()).collect();
-        let lowered = crate::lower::lower(&refs)?;
+        // Ahead-of-time code is host C, for the machine that builds (as `-march=native`).
+        let lowered = crate::lower::lower(&refs, &crate::Target::host())?;
         c::generate(&lowered, &self.name)
     }
 }

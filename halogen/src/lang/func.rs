@@ -562,6 +562,36 @@ impl Func {
         self.pure_stage().parallel(var);
         self
     }
+    /// Run loop `var` as the block index of a GPU kernel (the target needs a GPU feature:
+    /// `host-opencl` or `host-cuda`).
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let x = Var::new("x");
+    /// let f = Func::new("f");
+    /// f.def(x, x + 1);
+    /// f.gpu_blocks(x);
+    /// let e = Pipeline::new(&[&f]).compile(&Target::host()).unwrap_err().to_string();
+    /// assert!(e.contains("Func 'f': gpu_blocks(x) needs a GPU target"), "{e}");
+    /// ```
+    #[track_caller]
+    pub fn gpu_blocks(&self, var: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().gpu_blocks(var);
+        self
+    }
+    /// Run loop `var` as the thread index within a GPU block (inside a `gpu_blocks` loop).
+    #[track_caller]
+    pub fn gpu_threads(&self, var: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().gpu_threads(var);
+        self
+    }
+    /// Split loop `var` across the ranks of a distributed run (the target needs the `mpi`
+    /// feature).
+    #[track_caller]
+    pub fn distribute(&self, var: impl Into<VarOrRVar>) -> &Func {
+        self.pure_stage().distribute(var);
+        self
+    }
     /// Split `var` by `factor` and vectorize the inner loop; `var` names the outer loop.
     #[track_caller]
     pub fn vectorize(&self, var: impl Into<VarOrRVar>, factor: i32) -> &Func {
@@ -728,6 +758,24 @@ impl Stage {
     #[track_caller]
     pub fn parallel(&self, var: impl Into<VarOrRVar>) -> &Stage {
         self.set_kind("parallel", Location::caller(), var.into().name(), ForKind::Parallel)
+    }
+
+    /// Run loop `var` as the block index of a GPU kernel.
+    #[track_caller]
+    pub fn gpu_blocks(&self, var: impl Into<VarOrRVar>) -> &Stage {
+        self.set_kind("gpu_blocks", Location::caller(), var.into().name(), ForKind::GpuBlock)
+    }
+
+    /// Run loop `var` as the thread index within a GPU block.
+    #[track_caller]
+    pub fn gpu_threads(&self, var: impl Into<VarOrRVar>) -> &Stage {
+        self.set_kind("gpu_threads", Location::caller(), var.into().name(), ForKind::GpuThread)
+    }
+
+    /// Split loop `var` across the ranks of a distributed run.
+    #[track_caller]
+    pub fn distribute(&self, var: impl Into<VarOrRVar>) -> &Stage {
+        self.set_kind("distribute", Location::caller(), var.into().name(), ForKind::Distributed)
     }
 
     /// Split `var` by `factor` and vectorize the inner loop; `var` names the outer loop.

@@ -1,7 +1,14 @@
 //! The pass pipeline, in order. `HALOGEN_DEBUG=lower` prints the loop nest after each.
+//!
+//! Lowering receives the [`Target`]: passes that only some targets need are gated here, by
+//! the target's features, as Halide's `lower` gates its GPU and distribution passes. Today
+//! the gate is the check that every scheduled loop kind has a target feature to run it
+//! ([`check_loop_kinds`]); the GPU and MPI passes will join the list behind
+//! `target.has_gpu_feature()` and `target.has_feature(Feature::Mpi)`.
 
 use super::bounds_inference::bounds_inference;
 use super::environment::{build_environment, Environment};
+use super::loop_kinds::check_loop_kinds;
 use super::partition_loops::partition_loops;
 use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
@@ -16,6 +23,7 @@ use crate::analysis::{cse_stmt, simplify_stmt};
 use crate::error::Result;
 use crate::ir::{Name, Stmt};
 use crate::lang::func::FuncRef;
+use crate::target::Target;
 use std::collections::{HashMap, HashSet};
 
 /// The result of lowering: the final loop nest and what the runtime must bind.
@@ -46,12 +54,25 @@ fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, check_scopes: bool) -> Result<()>
     Ok(())
 }
 
-/// Lowers the pipeline with these outputs.
-pub fn lower(outputs: &[FuncRef]) -> Result<Lowered> {
+/// Lowers the pipeline with these outputs for `target`.
+///
+/// ```
+/// use halogen::prelude::*;
+/// let x = Var::new("x");
+/// let f = Func::new("f");
+/// f.def(x, x * 2);
+/// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &Target::host()).unwrap();
+/// assert!(lowered.stmt.to_string().contains("f.s0.x"));
+/// f.gpu_blocks(x);
+/// let e = halogen::lower::lower(&[f.func_ref().clone()], &Target::host()).unwrap_err();
+/// assert!(e.to_string().contains("Func 'f': gpu_blocks(x) needs a GPU target"));
+/// ```
+pub fn lower(outputs: &[FuncRef], target: &Target) -> Result<Lowered> {
     let env = build_environment(outputs)?;
     let mut ctx = LowerCtx::new(env);
     let s = schedule_functions(&mut ctx)?;
     after("schedule functions", &s, &ctx, false)?;
+    check_loop_kinds(&s, target)?;
     let s = bounds_inference(s, &mut ctx)?;
     after("bounds inference", &s, &ctx, true)?;
     let s = sliding_window(s, &mut ctx)?;

@@ -297,10 +297,15 @@ fn check_update_loops(
     let stage = &f.stages[k];
     let calls = self_calls(&f.name, stage);
     for dim in &stage.schedule.dims {
-        if !matches!(dim.kind, ForKind::Parallel | ForKind::Vectorized) {
-            continue;
-        }
-        let word = if dim.kind == ForKind::Parallel { "parallel" } else { "vectorize" };
+        // Every kind whose iterations may run at once (or out of order).
+        let word = match dim.kind {
+            ForKind::Parallel => "parallel",
+            ForKind::Vectorized => "vectorize",
+            ForKind::GpuBlock => "gpu_blocks",
+            ForKind::GpuThread => "gpu_threads",
+            ForKind::Distributed => "distribute",
+            ForKind::Serial | ForKind::Unrolled => continue,
+        };
         let name = &internal[&dim.var];
         if is_rvar[name] {
             return Err(Error::Schedule(format!(

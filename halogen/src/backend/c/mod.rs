@@ -27,7 +27,7 @@
 //! let x = Var::new("x");
 //! let f = Func::new("f");
 //! f.def(x, x * 2);
-//! let lowered = halogen::lower::lower(&[f.func_ref().clone()]).unwrap();
+//! let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
 //! let m = halogen::backend::c::generate(&lowered, "double_it").unwrap();
 //! assert!(m.source.contains("int double_it(const struct halogen_runtime *rt"));
 //! assert_eq!(m.buffers.len(), 1);

@@ -21,6 +21,10 @@ use crate::ir::semantics::{self, Scalar};
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 use std::collections::HashMap;
 
+mod backend;
+
+pub use backend::{InterpBackend, Interpreted};
+
 const PASS: &str = "interpreter";
 
 /// The largest allocation, in elements, an `Allocate` may ask for.

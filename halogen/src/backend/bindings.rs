@@ -1,0 +1,148 @@
+//! The arguments of one run, checked once for every back end: each input image and output
+//! buffer against the type and dimensionality the pipeline uses, and each scalar `Param`
+//! against its type. A back end receives [`Bindings`] and needs no checks of its own for
+//! what the pipeline's definition says; what only it can know (a descriptor's layout, a
+//! device copy) it checks itself.
+
+use crate::error::{Error, Result};
+use crate::ir::{Expr, Name};
+use crate::lower::Lowered;
+use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
+use std::collections::{BTreeMap, HashSet};
+
+/// The checked arguments of one run.
+#[derive(Debug)]
+pub struct Bindings<'i, 'o> {
+    /// Every input image the pipeline reads, by `ImageParam` name, in name order.
+    pub inputs: Vec<(Name, RawBuffer<'i>)>,
+    /// The output buffers, by Func name, in the pipeline's output order.
+    pub outputs: Vec<(Name, RawBufferMut<'o>)>,
+    /// Every scalar `Param` the pipeline reads, by name, with a value of its type. The
+    /// shapes of the buffers (`name.min.d`, …) are not here: see [`Bindings::shape_scalars`].
+    pub params: BTreeMap<Name, Expr>,
+}
+
+/// The scalars `name.min.d`, `name.extent.d` and `name.stride.d` of a buffer's shape.
+fn shape_of<'a>(name: &'a str, dims: &'a [BufferDim]) -> impl Iterator<Item = (String, Expr)> + 'a {
+    dims.iter().enumerate().flat_map(move |(d, dim)| {
+        [("min", dim.min), ("extent", dim.extent), ("stride", dim.stride)]
+            .into_iter()
+            .map(move |(w, v)| (format!("{name}.{w}.{d}"), Expr::i32(v as i64)))
+    })
+}
+
+impl<'i, 'o> Bindings<'i, 'o> {
+    /// Checks the images, parameters and output buffers of a run of `lowered`. `images`
+    /// may hold more than the pipeline reads; each missing one, and each missing or wrongly
+    /// typed parameter, is an `Err` that says how to bind it.
+    ///
+    /// ```
+    /// use halogen::backend::Bindings;
+    /// use halogen::prelude::*;
+    /// use std::collections::BTreeMap;
+    /// let x = Var::new("x");
+    /// let f = Func::new("f");
+    /// f.def(x, x);
+    /// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &Target::interp()).unwrap();
+    /// let mut out = Buffer::<u8>::new(&[4]);
+    /// let e = Bindings::check(&lowered, &BTreeMap::new(), &BTreeMap::new(), vec![out.raw_mut()]).unwrap_err();
+    /// assert!(e.to_string().contains("output buffer for Func 'f' holds uint8 but 'f' produces int32"));
+    /// ```
+    pub fn check(
+        lowered: &Lowered,
+        images: &BTreeMap<Name, RawBuffer<'i>>,
+        params: &BTreeMap<Name, Expr>,
+        outputs: Vec<RawBufferMut<'o>>,
+    ) -> Result<Bindings<'i, 'o>> {
+        let env = &lowered.env;
+        if outputs.len() != env.outputs.len() {
+            return Err(Error::Argument(format!(
+                "this pipeline has {} outputs; {} output buffers were given",
+                env.outputs.len(),
+                outputs.len()
+            )));
+        }
+        let mut bound: HashSet<String> = HashSet::new();
+        let mut checked_outputs = Vec::with_capacity(outputs.len());
+        for (name, out) in env.outputs.iter().zip(outputs) {
+            let f = &env.funcs[name];
+            if f.types[0] != out.ty {
+                return Err(Error::Buffer(format!(
+                    "output buffer for Func '{name}' holds {} but '{name}' produces {}",
+                    out.ty, f.types[0]
+                )));
+            }
+            if out.dims.len() != f.args.len() {
+                return Err(Error::Buffer(format!(
+                    "output buffer for Func '{name}' has {} dimensions but '{name}' has {}",
+                    out.dims.len(),
+                    f.args.len()
+                )));
+            }
+            bound.extend(shape_of(name, &out.dims).map(|(n, _)| n));
+            checked_outputs.push((name.clone(), out));
+        }
+        let mut inputs = Vec::with_capacity(env.images.len());
+        for (img, used) in &env.images {
+            let Some(raw) = images.get(img) else {
+                return Err(Error::Argument(format!(
+                    "no buffer given for ImageParam '{img}'; bind it with args.image(&{img}, &buffer)"
+                )));
+            };
+            if used.ty != raw.ty {
+                return Err(Error::Buffer(format!(
+                    "input buffer for ImageParam '{img}' holds {} but '{img}' has type {}",
+                    raw.ty, used.ty
+                )));
+            }
+            if used.dims != raw.dims.len() {
+                return Err(Error::Buffer(format!(
+                    "input buffer for ImageParam '{img}' has {} dimensions but '{img}' is used with {}",
+                    raw.dims.len(),
+                    used.dims
+                )));
+            }
+            bound.extend(shape_of(img, &raw.dims).map(|(n, _)| n));
+            inputs.push((img.clone(), raw.clone()));
+        }
+        let mut checked_params = BTreeMap::new();
+        for (p, ty) in &env.params {
+            if bound.contains(&**p) {
+                continue;
+            }
+            match params.get(p) {
+                Some(v) if v.ty() == *ty => {
+                    checked_params.insert(p.clone(), v.clone());
+                }
+                Some(v) => {
+                    return Err(Error::Argument(format!(
+                        "Param '{p}' has type {ty} but was given a value of type {}",
+                        v.ty()
+                    )))
+                }
+                None => {
+                    let image = ["min", "extent", "stride"]
+                        .iter()
+                        .find_map(|w| p.split_once(&format!(".{w}.")).map(|(img, _)| img.to_string()));
+                    return Err(match image {
+                        Some(img) => Error::Argument(format!(
+                            "no buffer given for ImageParam '{img}' (the pipeline uses its shape '{p}')"
+                        )),
+                        None => Error::Argument(format!(
+                            "no value given for Param '{p}'; bind it with args.param(&{p}, value)"
+                        )),
+                    });
+                }
+            }
+        }
+        Ok(Bindings { inputs, outputs: checked_outputs, params: checked_params })
+    }
+
+    /// The shape scalars (`name.min.d`, `name.extent.d`, `name.stride.d`) of every input
+    /// and output, as the lowered code names them.
+    pub fn shape_scalars(&self) -> Vec<(String, Expr)> {
+        let inputs = self.inputs.iter().flat_map(|(n, b)| shape_of(n, &b.dims));
+        let outputs = self.outputs.iter().flat_map(|(n, b)| shape_of(n, &b.dims));
+        inputs.chain(outputs).collect()
+    }
+}

@@ -1,0 +1,44 @@
+//! Native code for the machine that compiles, as a [`Backend`]: the loop nest printed as C
+//! by [`crate::backend::c`], compiled and loaded by [`crate::backend::jit`].
+
+use crate::backend::jit::JitModule;
+use crate::backend::{Backend, Bindings, Executable, RunStats};
+use crate::error::{Error, Result};
+use crate::lower::Lowered;
+use crate::target::{Arch, Target};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Runs `host` targets.
+#[derive(Debug)]
+pub struct HostBackend;
+
+impl Backend for HostBackend {
+    fn name(&self) -> &'static str {
+        "host C"
+    }
+
+    fn runs(&self, target: &Target) -> bool {
+        target.arch() == Arch::Host
+    }
+
+    fn compile(&self, lowered: &Lowered, target: &Target) -> Result<Arc<dyn Executable>> {
+        Ok(Arc::new(JitModule::compile_with(lowered, target.fast_math())?))
+    }
+}
+
+impl Executable for JitModule {
+    fn run(&self, bindings: Bindings<'_, '_>) -> Result<RunStats> {
+        let images: BTreeMap<_, _> = bindings.inputs.into_iter().collect();
+        let mut outputs = bindings.outputs.into_iter();
+        let (Some((name, out)), None) = (outputs.next(), outputs.next()) else {
+            return Err(Error::Argument("the host back end computes exactly one output per run".into()));
+        };
+        JitModule::run(self, &images, &bindings.params, &name, out)?;
+        Ok(RunStats::default())
+    }
+
+    fn source(&self) -> Option<&str> {
+        Some(JitModule::source(self))
+    }
+}

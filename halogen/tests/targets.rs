@@ -1,0 +1,96 @@
+//! Targets as strings, and what each runs: a GPU or MPI feature without the loops that need
+//! it changes nothing; loops that need a back end Halogen does not have yet are clear errors.
+
+use halogen::prelude::*;
+use halogen::target::Feature;
+
+fn ramp() -> (Func, Var) {
+    let x = Var::new("x");
+    let f = Func::new("ramp");
+    f.def(x, x * 3 + 1);
+    (f, x)
+}
+
+fn run(f: &Func, target: &Target) -> Result<Vec<i32>> {
+    let compiled = Pipeline::new(&[f]).compile(target)?;
+    let mut out = Buffer::<i32>::with_min(&[-5], &[37]);
+    compiled.realize(&Args::new(), &mut out)?;
+    Ok(out.as_slice().to_vec())
+}
+
+#[test]
+fn device_features_without_device_loops_run_on_the_host() {
+    let (f, x) = ramp();
+    f.vectorize(x, 8);
+    let expected = run(&f, &Target::interp()).unwrap();
+    assert_eq!(expected[0], -14);
+    for s in ["host-opencl", "host-cuda-cuda_capability_90", "host-mpi", "interp-mpi"] {
+        let t: Target = s.parse().unwrap();
+        assert_eq!(run(&f, &t).unwrap(), expected, "{s}");
+    }
+}
+
+#[test]
+fn gpu_loops_need_a_gpu_feature() {
+    let (f, x) = ramp();
+    let (xo, xi) = (Var::new("xo"), Var::new("xi"));
+    f.split(x, xo, xi, 8).gpu_blocks(xo).gpu_threads(xi);
+    for t in [Target::host(), Target::interp(), Target::host().with_feature(Feature::Mpi)] {
+        let e = run(&f, &t).unwrap_err().to_string();
+        assert!(e.starts_with("schedule error: Func 'ramp': gpu_blocks(xo) needs a GPU target"), "{e}");
+        assert!(e.contains(&format!("target '{t}' has no GPU feature")), "{e}");
+    }
+}
+
+#[test]
+fn gpu_loops_on_a_gpu_target_reach_the_missing_back_end() {
+    let (f, x) = ramp();
+    let (xo, xi) = (Var::new("xo"), Var::new("xi"));
+    f.split(x, xo, xi, 8).gpu_blocks(xo).gpu_threads(xi);
+    let e = run(&f, &"host-opencl".parse().unwrap()).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "target error: target 'host-opencl': Func 'ramp' schedules gpu_blocks(xo), but there is no OpenCL \
+         back end yet; remove the GPU directives to run it on the host"
+    );
+    let e = run(&f, &"host-cuda".parse().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("no CUDA back end yet"), "{e}");
+}
+
+#[test]
+fn distributed_loops_need_mpi() {
+    let x = Var::new("x");
+    let y = Var::new("y");
+    let f = Func::new("plane");
+    f.def((x, y), x + y);
+    f.distribute(y);
+    let compile = |t: &str| Pipeline::new(&[&f]).compile(&t.parse().unwrap()).map(|_| ()).unwrap_err().to_string();
+    let e = compile("host");
+    assert!(e.contains("Func 'plane': distribute(y) needs a distributed target") && e.contains("'host-mpi'"), "{e}");
+    let e = compile("host-mpi");
+    assert!(e.contains("Func 'plane' schedules distribute(y), but there is no MPI back end yet"), "{e}");
+}
+
+#[test]
+fn parallel_kinds_of_an_update_are_checked_for_races() {
+    // An update that reads its left neighbour cannot run its x loop on GPU threads.
+    let x = Var::new("x");
+    let r = RDom::new(&[(Expr::from(1), Expr::from(15))]);
+    let f = Func::new("scan");
+    f.def(x, x);
+    f.update(r.x(), f.at(r.x() - 1) + f.at(r.x()));
+    f.update_stage(0).gpu_threads(r.x());
+    let e = Pipeline::new(&[&f]).compile(&"host-cuda".parse().unwrap()).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("gpu_threads") && e.contains("reduction variable"), "{e}");
+}
+
+#[test]
+fn target_strings_round_trip_through_compiled_pipelines() {
+    let (f, _) = ramp();
+    let t: Target = "host-fast_math".parse().unwrap();
+    let c = Pipeline::new(&[&f]).compile(&t).unwrap();
+    assert_eq!(c.target().to_string(), "host-fast_math");
+    assert!(c.c_source().is_some());
+    let c = Pipeline::new(&[&f]).compile(&"interp".parse().unwrap()).unwrap();
+    assert!(c.c_source().is_none());
+}
