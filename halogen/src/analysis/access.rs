@@ -205,6 +205,9 @@ pub enum Narrow {
     Let(Name),
 }
 
+/// Scalars added (`BinOp::Add`) to or subtracted (`BinOp::Sub`) from zero, in order.
+pub type Offset = Vec<(BinOp, FirstLane)>;
+
 /// How the lanes of a load's or store's index lie in memory.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AccessPattern {
@@ -232,9 +235,8 @@ pub enum AccessPattern {
         narrow: Narrow,
         /// Its type.
         narrow_ty: Type,
-        /// The scalars added to (`BinOp::Add`) or subtracted from (`BinOp::Sub`) it, to be
-        /// applied in order to zero.
-        offset: Vec<(BinOp, FirstLane)>,
+        /// The scalars added to or subtracted from it.
+        offset: Offset,
     },
     /// Anything else: one index per lane.
     Gather,
@@ -447,7 +449,7 @@ pub fn widened_narrow(e: &Expr) -> Option<&Expr> {
 /// assert_eq!(offset.len(), 1);
 /// assert_eq!(offset[0].0, BinOp::Sub);
 /// ```
-pub fn narrow_index(e: &Expr, scope: &impl Bindings) -> Option<(Narrow, Type, Vec<(BinOp, FirstLane)>)> {
+pub fn narrow_index(e: &Expr, scope: &impl Bindings) -> Option<(Narrow, Type, Offset)> {
     if let Some(a) = widened_narrow(e) {
         return Some((Narrow::Expr(a.clone()), a.ty(), Vec::new()));
     }

@@ -19,7 +19,10 @@ use super::names::{c_string, Namer};
 use super::prelude::Helpers;
 use super::streaming::{work, write_only, Work};
 use super::types::{check, mask_of, mnemonic, scalar_c, storage_c, unsigned_of};
-use crate::analysis::{simplify, substitute};
+use crate::analysis::access::{
+    self, classify_access, widened_narrow, AccessPattern, Bindings, FirstLane, InRange, Narrow, Shape, Uniform,
+    VarFacts,
+};
 use crate::error::{Error, Result};
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
@@ -32,25 +35,40 @@ fn internal(message: impl Into<String>) -> Error {
     Error::internal(PASS, message)
 }
 
-/// A variable in scope: its C identifier and type; for an `i32` vector whose lane `i` is
-/// `b + s·i` (see [`Printer::lane_stride`]) the C name of the 64-bit scalar `b` and `s`;
-/// for a broadcast the scalar's C variable (so `ramp + broadcast` stays dense after CSE
-/// names the broadcast).
+/// A variable in scope: its C identifier and type, what its binding is known to hold (see
+/// [`crate::analysis::access`]), and the C names declared for those facts.
 #[derive(Clone, Debug)]
 struct Var {
     name: Name,
     cname: String,
     ty: Type,
-    lanes_affine: Option<(String, i64)>,
-    uniform: Option<String>,
-    /// For a clamped dense vector: the conditions under which no lane is clamped and
-    /// the first lane then (see [`Printer::clamped_dense`]).
-    clamped: Option<(Vec<String>, String)>,
-    /// For an `i32` vector widened from 8- or 16-bit integers: the C name of the narrow
-    /// vector and its type (gathers index with that, see [`Printer::narrow_index`]).
-    narrow: Option<(String, Type)>,
-    /// For a variable bound by a `Let`: its value (see [`Printer::step_along`]).
-    value: Option<Expr>,
+    facts: VarFacts,
+    spelled: Spelled,
+}
+
+impl Var {
+    /// A variable bound to nothing known (a loop variable, a parameter).
+    fn opaque(name: &Name, cname: String, ty: Type) -> Var {
+        Var { name: name.clone(), cname, ty, facts: VarFacts::opaque(), spelled: Spelled::None }
+    }
+}
+
+/// The C names declared alongside a `Let`'s variable for its access facts.
+#[derive(Clone, Debug)]
+enum Spelled {
+    None,
+    /// For evenly spaced `i32` lanes: the 64-bit scalar holding the first lane (accesses
+    /// indexed by the vector address memory from there).
+    Base(String),
+    /// For a broadcast: the scalar's C variable (so `ramp + broadcast` stays dense after CSE
+    /// names the broadcast).
+    Scalar(String),
+    /// For `i32` lanes widened from 8- or 16-bit integers: the narrow vector (gathers index
+    /// with that).
+    Narrow(String),
+    /// For a clamped dense vector: the conditions under which no lane is clamped and the
+    /// first lane then.
+    Clamped(Vec<String>, String),
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -106,6 +124,12 @@ struct Function {
 impl Function {
     fn new(indent: usize) -> Function {
         Function { indent, namer: Namer::new(), ..Function::default() }
+    }
+}
+
+impl Bindings for Function {
+    fn facts(&self, name: &Name) -> Option<&VarFacts> {
+        self.vars.iter().rev().find(|v| &v.name == name).map(|v| &v.facts)
     }
 }
 
@@ -227,89 +251,67 @@ impl Printer {
             .ok_or_else(|| internal(format!("unknown buffer '{name}': nothing binds or allocates it")))
     }
 
-    /// Declares `name` as a `const` local. For a vector of evenly spaced `i32`s,
-    /// `lanes_affine` names the scalar holding its first lane and gives the spacing: loads
-    /// and stores indexed by it address memory from there.
-    fn declare(&mut self, name: &Name, ty: Type, value: String, lanes_affine: Option<(String, i64)>) -> String {
+    /// Declares `name` as a `const` local bound to nothing known.
+    fn declare(&mut self, name: &Name, ty: Type, value: String) -> String {
         let cname = self.f.namer.fresh(name);
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: cname.clone(),
-            ty,
-            lanes_affine,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.vars.push(Var::opaque(name, cname.clone(), ty));
         cname
     }
 
-    /// Binds `name` to `value`, and remembers the value (for [`Printer::step_along`]).
+    /// Binds `name` to `value` with a `Let`, and records what it holds. A broadcast keeps
+    /// its scalar, a widened narrow vector its narrow vector, and a vector of evenly spaced
+    /// indices its first lane as a 64-bit scalar (loads and stores indexed by it address
+    /// memory from that, and the C compiler can see it as an induction variable): accesses
+    /// may use only those.
     fn bind_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
-        self.declare_let(name, value)?;
-        if let Some(v) = self.f.vars.last_mut().filter(|v| &v.name == name) {
-            v.value = Some(value.clone());
-        }
-        Ok(())
-    }
-
-    /// Declares `name` as `value`, a vector expression or a broadcast.
-    fn declare_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
-        if let ExprKind::Broadcast { value: scalar, .. } = value.kind() {
-            if scalar.ty().is_scalar() && value.ty().element() == Type::i32() {
-                // Keep the scalar too: dense-access detection looks through the name.
+        let facts = VarFacts::of_let(value, &self.f);
+        let spelled = match (facts.shape, value.kind()) {
+            (Shape::Uniform, ExprKind::Broadcast { value: scalar, .. }) => {
                 let s = self.expr(scalar)?;
-                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s, None);
+                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s);
                 self.f.vars.pop();
                 let bc = self.helpers.broadcast(value.ty());
-                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"), None);
-                // Dense accesses may use only the scalar.
+                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"));
                 self.line(format!("(void){cname};"));
-                if let Some(v) = self.f.vars.last_mut() {
-                    v.uniform = Some(scalar_name);
+                Spelled::Scalar(scalar_name)
+            }
+            (Shape::Widened(_), _) => {
+                let a = widened_narrow(value).ok_or_else(|| internal(format!("{value} is not a widened vector")))?;
+                let n = self.expr(a)?;
+                let narrow_name = self.declare(&format!("{name}.narrow").into(), a.ty(), n);
+                self.f.vars.pop();
+                let wide = self.cast(a.ty(), value.ty(), narrow_name.clone())?;
+                self.declare(name, value.ty(), wide);
+                Spelled::Narrow(narrow_name)
+            }
+            _ => {
+                let spelled = match classify_access(value, value.ty().lanes, &self.f) {
+                    AccessPattern::Affine { first, .. } if facts.shape != Shape::Opaque => {
+                        let base = self.first_lane_c(&first)?;
+                        let base_name = self.f.namer.fresh(&format!("{name}.base"));
+                        self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
+                        self.line(format!("(void){base_name};"));
+                        Spelled::Base(base_name)
+                    }
+                    AccessPattern::ClampedDense { first, in_range } if facts.shape == Shape::ClampedDense => {
+                        let conds = self.in_range_c(&in_range)?;
+                        Spelled::Clamped(conds, self.first_lane_c(&first)?)
+                    }
+                    _ => Spelled::None,
+                };
+                let v = self.expr(value)?;
+                let cname = self.declare(name, value.ty(), v);
+                if matches!(spelled, Spelled::Base(_)) {
+                    self.line(format!("(void){cname};"));
                 }
-                return Ok(());
+                spelled
             }
-        }
-        if let Some(a) = widened_narrow(value) {
-            // Keep the narrow vector too: a gather indexed by this uses it.
-            let n = self.expr(a)?;
-            let narrow_name = self.declare(&format!("{name}.narrow").into(), a.ty(), n, None);
-            self.f.vars.pop();
-            let wide = self.cast(a.ty(), value.ty(), narrow_name.clone())?;
-            self.declare(name, value.ty(), wide, None);
-            if let Some(v) = self.f.vars.last_mut() {
-                v.narrow = Some((narrow_name, a.ty()));
-            }
-            return Ok(());
-        }
-        // A vector of evenly spaced indices also gets its first lane as a 64-bit scalar:
-        // loads and stores indexed by it address memory from that, and the C compiler can
-        // see it as an induction variable.
-        let lanes_affine = match self.lane_stride(value) {
-            Some(stride) => {
-                let base = self.lane_base(value)?;
-                let base_name = self.f.namer.fresh(&format!("{name}.base"));
-                self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
-                self.line(format!("(void){base_name};"));
-                Some((base_name, stride))
-            }
-            None => None,
         };
-        let dense = lanes_affine.as_ref().is_some_and(|(_, s)| *s == 1);
-        let clamped = if dense || value.ty().is_scalar() { None } else { self.clamped_dense(value, value.ty().lanes)? };
-        let v = self.expr(value)?;
-        let affine = lanes_affine.is_some();
-        let cname = self.declare(name, value.ty(), v, lanes_affine);
-        if affine {
-            // Accesses may use only the base.
-            self.line(format!("(void){cname};"));
-        }
         if let Some(var) = self.f.vars.last_mut() {
-            var.clamped = clamped;
+            var.facts = facts;
+            var.spelled = spelled;
         }
         Ok(())
     }
@@ -350,7 +352,7 @@ impl Printer {
                 Binding::Shape { buffer, dim, field } => format!("buffers[{buffer}]->dim[{dim}].{field}"),
                 Binding::Param { index } => format!("params[{index}].{}", union_field(*ty)),
             };
-            self.declare(name, *ty, value, None);
+            self.declare(name, *ty, value);
         }
         for b in &used.buffers {
             if !self.f.bufs.iter().any(|x| &x.name == b) {
@@ -520,16 +522,7 @@ impl Printer {
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
         self.f.indent += 1;
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: v,
-            ty,
-            lanes_affine: None,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.vars.push(Var::opaque(name, v, ty));
         self.f.loops.push(Loop { name: name.clone(), extent: extent.as_int(), work: work(body) });
         let r = self.stmt(body);
         self.f.loops.pop();
@@ -589,16 +582,7 @@ impl Printer {
         self.line("(void)rt;");
         let v = self.f.namer.fresh(name);
         self.line(format!("const int32_t {v} = index;"));
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: v,
-            ty: Type::i32(),
-            lanes_affine: None,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.vars.push(Var::opaque(name, v, Type::i32()));
         self.start_slots();
         let r = self.stmt(body);
         self.finish_function();
@@ -647,10 +631,9 @@ impl Printer {
         let t = b.elem.with_lanes(lanes);
         let v = self.operand(value, lanes)?;
         match predicate {
-            None => {
-                let stride = self.lane_stride(index);
-                if stride == Some(1) {
-                    let base = self.lane_base(index)?;
+            None => match classify_access(index, lanes, &self.f) {
+                AccessPattern::Affine { first, stride: 1 } => {
+                    let base = self.first_lane_c(&first)?;
                     match b.stream.as_ref().filter(|_| self.streams(index, t)) {
                         Some(flag) => {
                             let st = self.helpers.store_stream(t);
@@ -662,16 +645,18 @@ impl Printer {
                             self.line(format!("{st}({} + {base}, {v});", b.cname));
                         }
                     }
-                } else if let (Some(s), false) = (stride.filter(|s| *s != 0), b.elem.is_bool()) {
-                    let base = self.lane_base(index)?;
+                }
+                AccessPattern::Affine { first, stride: s } if s != 0 && !b.elem.is_bool() => {
+                    let base = self.first_lane_c(&first)?;
                     let st = self.helpers.store_strided(t);
                     self.line(format!("{st}({} + {base}, {s}, {v});", b.cname));
-                } else {
+                }
+                _ => {
                     let i = self.operand(index, lanes)?;
                     let st = self.helpers.store(t);
                     self.line(format!("{st}({}, {i}, {v});", b.cname));
                 }
-            }
+            },
             Some(p) => {
                 let i = self.operand(index, lanes)?;
                 let p = self.operand(p, lanes)?;
@@ -755,59 +740,55 @@ impl Printer {
         }
     }
 
-    /// If every lane `i` of the `i32` vector `e` is `b + s·i` for a scalar `b` and a
-    /// constant `s`: that `s`. Ramps with constant strides, broadcasts, variables bound to
-    /// either, and their sums, differences and products by constants are; the lanes of a
-    /// `ramp(x, 1) * 2` (a down-sampling's index) are two apart.
-    fn lane_stride(&self, e: &Expr) -> Option<i64> {
-        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-            return None;
-        }
-        let constant = |x: &Expr| match x.kind() {
-            ExprKind::Broadcast { value, .. } => value.as_int(),
-            _ => None,
-        };
-        match e.kind() {
-            ExprKind::Ramp { stride, .. } => stride.as_int(),
-            ExprKind::Broadcast { value, .. } => value.ty().is_scalar().then_some(0),
-            ExprKind::Var { name, .. } => {
-                self.lookup_var(name).ok().and_then(|v| match (&v.lanes_affine, &v.uniform) {
-                    (Some((_, s)), _) => Some(*s),
-                    (None, Some(_)) => Some(0),
-                    (None, None) => None,
-                })
-            }
-            ExprKind::Binary(BinOp::Add, a, b) => self.lane_stride(a)?.checked_add(self.lane_stride(b)?),
-            ExprKind::Binary(BinOp::Sub, a, b) => self.lane_stride(a)?.checked_sub(self.lane_stride(b)?),
-            ExprKind::Binary(BinOp::Mul, a, b) => match (self.lane_stride(a)?, self.lane_stride(b)?) {
-                (0, 0) => Some(0),
-                (s, 0) => s.checked_mul(constant(b)?),
-                (0, s) => s.checked_mul(constant(a)?),
-                _ => None,
+    /// The C text, in 64 bits, of the first lane of an index vector (see
+    /// [`Printer::index_c`] for why 64 bits).
+    fn first_lane_c(&mut self, first: &FirstLane) -> Result<String> {
+        match first {
+            FirstLane::Expr(e) => self.index_c(e),
+            FirstLane::Let(name) => match &self.lookup_var(name)?.spelled {
+                Spelled::Base(base) | Spelled::Clamped(_, base) => Ok(base.clone()),
+                Spelled::Scalar(u) => Ok(format!("(int64_t){u}")),
+                _ => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
             },
-            _ => None,
+            FirstLane::Binary(op, a, b) => {
+                Ok(format!("({} {} {})", self.first_lane_c(a)?, index_symbol(*op), self.first_lane_c(b)?))
+            }
         }
     }
 
-    /// The C text of the first lane of `e`, in 64 bits, for an `e` that
-    /// [`Printer::lane_stride`] accepts (see [`Printer::index_c`] for why 64 bits).
-    fn lane_base(&mut self, e: &Expr) -> Result<String> {
-        match e.kind() {
-            ExprKind::Ramp { base, .. } => self.index_c(base),
-            ExprKind::Broadcast { value, .. } => self.index_c(value),
-            ExprKind::Var { name, .. } => {
-                let v = self.lookup_var(name)?;
-                match (&v.lanes_affine, &v.uniform) {
-                    (Some((base, _)), _) => Ok(base.clone()),
-                    (None, Some(u)) => Ok(format!("(int64_t){u}")),
-                    (None, None) => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
-                }
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-                Ok(format!("({} {} {})", self.lane_base(a)?, index_symbol(*op), self.lane_base(b)?))
-            }
-            _ => Err(internal(format!("{e} is not a vector of evenly spaced indices"))),
+    /// The C text of the scalar a uniform vector repeats.
+    fn uniform_c(&mut self, u: &Uniform) -> Result<String> {
+        match u {
+            Uniform::Expr(e) => self.expr(e),
+            Uniform::Let(name) => match &self.lookup_var(name)?.spelled {
+                Spelled::Scalar(u) => Ok(u.clone()),
+                _ => Err(internal(format!("'{name}' is not a broadcast"))),
+            },
         }
+    }
+
+    /// The C conditions under which no lane of a clamped index is clamped.
+    fn in_range_c(&mut self, in_range: &[InRange]) -> Result<Vec<String>> {
+        let mut conds = Vec::new();
+        for c in in_range {
+            match c {
+                InRange::Below { first, last, bound } => {
+                    let bound = self.uniform_c(bound)?;
+                    let base = self.first_lane_c(first)?;
+                    conds.push(format!("(int64_t)({base}) + {last} <= (int64_t)({bound})"));
+                }
+                InRange::Above { first, bound } => {
+                    let bound = self.uniform_c(bound)?;
+                    let base = self.first_lane_c(first)?;
+                    conds.push(format!("({base}) >= ({bound})"));
+                }
+                InRange::Let(name) => match &self.lookup_var(name)?.spelled {
+                    Spelled::Clamped(c, _) => conds.extend(c.iter().cloned()),
+                    _ => return Err(internal(format!("'{name}' is not a clamped index"))),
+                },
+            }
+        }
+        Ok(conds)
     }
 
     /// Whether a dense store of `t` at `index` to an output that may stream does (see
@@ -826,57 +807,8 @@ impl Printer {
         let run = innermost.extent.map_or(i64::MAX, |e| e.saturating_mul(bytes as i64));
         innermost.work.streams()
             && run >= super::streaming::CACHE_LINE_BYTES
-            && self.step_along(index, &innermost.name) == Some(t.lanes as i64)
-    }
-
-    /// How much the first lane of the `i32` vector `e` grows when the loop variable `var`
-    /// grows by one, if that is a constant; `Let`-bound variables are looked through.
-    fn step_along(&self, e: &Expr, var: &Name) -> Option<i64> {
-        let ty = self.lookup_var(var).ok()?.ty;
-        let e = self.inline_lets(e, 8);
-        let next = substitute(var, &Expr::add(Expr::var(ty, var.clone()), Expr::const_of(ty, 1)), &e);
-        let step = simplify(&Expr::sub(next, e));
-        match step.kind() {
-            ExprKind::Broadcast { value, .. } => value.as_int(),
-            _ => step.as_int(),
-        }
-    }
-
-    /// `e` with the variables bound by `Let`s replaced by their values, `depth` levels deep.
-    fn inline_lets(&self, e: &Expr, depth: usize) -> Expr {
-        if let ExprKind::Var { name, .. } = e.kind() {
-            return match self.lookup_var(name).ok().and_then(|v| v.value.clone()) {
-                Some(value) if depth > 0 => self.inline_lets(&value, depth - 1),
-                _ => e.clone(),
-            };
-        }
-        e.map_children(|c| self.inline_lets(c, depth))
-    }
-
-    /// If `e` is a vector of consecutive `i32`s, the C expression of its first lane.
-    fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
-        if self.lane_stride(e) != Some(1) {
-            return Ok(None);
-        }
-        self.lane_base(e).map(Some)
-    }
-
-    /// The C expression of the scalar that `x` broadcasts, if it is a broadcast or a
-    /// variable bound to one.
-    fn uniform_c(&mut self, x: &Expr) -> Result<Option<String>> {
-        match x.kind() {
-            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.expr(value)?)),
-            ExprKind::Var { name, .. } => Ok(self.lookup_var(name).ok().and_then(|v| v.uniform.clone())),
-            _ => Ok(None),
-        }
-    }
-
-    /// [`Printer::uniform_c`] as a 64-bit index term (see [`Printer::index_c`]).
-    fn uniform_index_c(&mut self, x: &Expr) -> Result<Option<String>> {
-        match x.kind() {
-            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.index_c(value)?)),
-            _ => Ok(self.uniform_c(x)?.map(|s| format!("(int64_t){s}"))),
-        }
+            && self.lookup_var(&innermost.name).ok().and_then(|v| access::step_along(index, &v.name, v.ty, &self.f))
+                == Some(t.lanes as i64)
     }
 
     /// The C text of a scalar `i32` index, with its `+`, `-` and `*` done in 64 bits.
@@ -896,68 +828,6 @@ impl Printer {
             }
             _ => Ok(format!("(int64_t){}", self.expr(e)?)),
         }
-    }
-
-    /// For an index that is a dense vector clamped by scalars, plus or minus scalars
-    /// (`clamp(ramp(b, 1), lo, hi) + c`, what boundary conditions make): the scalar
-    /// conditions under which no lane is clamped, and the first lane's C expression then.
-    fn clamped_dense(&mut self, e: &Expr, lanes: u16) -> Result<Option<(Vec<String>, String)>> {
-        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-            return Ok(None);
-        }
-        if let Some(base) = self.dense_base(e)? {
-            return Ok(Some((Vec::new(), base)));
-        }
-        Ok(match e.kind() {
-            ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.clamped.clone()),
-            ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-                let Some(bound) = self.uniform_c(b)? else { return Ok(None) };
-                match self.clamped_dense(a, lanes)? {
-                    Some((mut conds, base)) => {
-                        conds.push(if *op == BinOp::Min {
-                            format!("(int64_t)({base}) + {} <= (int64_t)({bound})", lanes - 1)
-                        } else {
-                            format!("({base}) >= ({bound})")
-                        });
-                        Some((conds, base))
-                    }
-                    None => None,
-                }
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(u) = self.uniform_index_c(b)? {
-                    self.clamped_dense(a, lanes)?.map(|(c, base)| (c, format!("({base} {sym} {u})")))
-                } else if let (BinOp::Add, Some(u)) = (op, self.uniform_index_c(a)?) {
-                    self.clamped_dense(b, lanes)?.map(|(c, base)| (c, format!("({u} + {base})")))
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        })
-    }
-
-    /// If the index vector `e` is 8- or 16-bit integers widened to `i32` (directly or
-    /// through a variable), plus or minus scalars (a buffer's min): the C text of the
-    /// narrow vector, its type, and the scalars' sum as a 64-bit offset.
-    fn narrow_index(&mut self, e: &Expr, lanes: u16) -> Result<Option<(String, Type, String)>> {
-        if let Some(a) = widened_narrow(e) {
-            return Ok(Some((self.operand(a, lanes)?, a.ty(), "0".to_string())));
-        }
-        Ok(match e.kind() {
-            ExprKind::Var { name, .. } => {
-                self.lookup_var(name).ok().and_then(|v| v.narrow.clone()).map(|(n, t)| (n, t, "0".to_string()))
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let sym = if *op == BinOp::Add { "+" } else { "-" };
-                match self.uniform_index_c(b)? {
-                    Some(u) => self.narrow_index(a, lanes)?.map(|(n, t, o)| (n, t, format!("({o} {sym} {u})"))),
-                    None => None,
-                }
-            }
-            _ => None,
-        })
     }
 
     fn expr(&mut self, e: &Expr) -> Result<String> {
@@ -1002,7 +872,13 @@ impl Printer {
                 // band or channel test in a vectorized loop) picks one side: C's `?:`
                 // evaluates only that one, and the compiler can hoist the test out of the
                 // loop, where a blend computes both.
-                let uniform = if c.ty().is_scalar() { Some(self.expr(c)?) } else { self.uniform_c(c)? };
+                let uniform = if c.ty().is_scalar() {
+                    Some(self.expr(c)?)
+                } else if let Some(u) = access::uniform(c, &self.f) {
+                    Some(self.uniform_c(&u)?)
+                } else {
+                    None
+                };
                 if let Some(cc) = uniform {
                     Ok(format!("({} ? {x} : {y})", paren(&cc)))
                 } else {
@@ -1067,18 +943,18 @@ impl Printer {
         }
         let vt = b.elem.with_lanes(lanes);
         match predicate {
-            None => {
-                let stride = self.lane_stride(index);
-                if stride == Some(1) {
-                    let base = self.lane_base(index)?;
+            None => match classify_access(index, lanes, &self.f) {
+                AccessPattern::Affine { first, stride: 1 } => {
+                    let base = self.first_lane_c(&first)?;
                     let ld = self.helpers.load_dense(vt);
                     Ok(format!("{ld}({} + {base})", b.cname))
-                } else if let (Some(s), false) = (stride, b.elem.is_bool()) {
+                }
+                AccessPattern::Affine { first, stride } if !b.elem.is_bool() => {
                     // Evenly spaced lanes: one scalar load for a broadcast, dense loads and
                     // a shuffle for every other element, one load per lane otherwise; never
                     // an index vector.
-                    let base = self.lane_base(index)?;
-                    Ok(match s {
+                    let base = self.first_lane_c(&first)?;
+                    Ok(match stride {
                         0 => {
                             let bc = self.helpers.broadcast(vt);
                             format!("{bc}({}[{}])", b.cname, strip_parens(&base))
@@ -1087,28 +963,45 @@ impl Printer {
                             let ld = self.helpers.load_stride_two(vt);
                             format!("{ld}({} + {base})", b.cname)
                         }
-                        _ => {
+                        s => {
                             let ld = self.helpers.load_strided(vt);
                             format!("{ld}({} + {base}, {s})", b.cname)
                         }
                     })
-                } else if let Some((conds, base)) = self.clamped_dense(index, lanes)? {
+                }
+                AccessPattern::ClampedDense { first, in_range } => {
                     // A clamped ramp (a boundary condition) is dense away from the edges:
                     // test that with scalars and load densely there.
+                    let conds = self.in_range_c(&in_range)?;
+                    let base = self.first_lane_c(&first)?;
                     let ldd = self.helpers.load_dense(vt);
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
                     Ok(format!("(({}) ? {ldd}({} + {base}) : {ld}({}, {i}))", conds.join(" && "), b.cname, b.cname))
-                } else if let Some((i, it, offset)) = self.narrow_index(index, lanes)? {
+                }
+                AccessPattern::NarrowIndex { narrow, narrow_ty, offset } => {
                     // A lookup table indexed by narrow pixels: gather with those directly.
-                    let ld = self.helpers.load_narrow_index(vt, it);
-                    Ok(format!("{ld}({} + {offset}, {i})", b.cname))
-                } else {
+                    let mut o = "0".to_string();
+                    for (op, term) in &offset {
+                        let sym = if *op == BinOp::Add { "+" } else { "-" };
+                        o = format!("({o} {sym} {})", self.first_lane_c(term)?);
+                    }
+                    let i = match narrow {
+                        Narrow::Expr(a) => self.operand(&a, lanes)?,
+                        Narrow::Let(name) => match &self.lookup_var(&name)?.spelled {
+                            Spelled::Narrow(n) => n.clone(),
+                            _ => return Err(internal(format!("'{name}' is not a widened vector"))),
+                        },
+                    };
+                    let ld = self.helpers.load_narrow_index(vt, narrow_ty);
+                    Ok(format!("{ld}({} + {o}, {i})", b.cname))
+                }
+                _ => {
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
                     Ok(format!("{ld}({}, {i})", b.cname))
                 }
-            }
+            },
             Some(p) => {
                 let i = self.operand(index, lanes)?;
                 let p = self.operand(p, lanes)?;
@@ -1458,22 +1351,6 @@ fn index_symbol(op: BinOp) -> &'static str {
         BinOp::Add => "+",
         BinOp::Sub => "-",
         _ => "*",
-    }
-}
-
-/// If `e` is a vector of 8- or 16-bit integers widened to `i32` (what indexes a lookup
-/// table by pixel values), the narrow vector.
-fn widened_narrow(e: &Expr) -> Option<&Expr> {
-    match e.kind() {
-        ExprKind::Cast(a)
-            if e.ty().is_vector()
-                && e.ty().element() == Type::i32()
-                && a.ty().bits <= 16
-                && a.ty().is_int_or_uint() =>
-        {
-            Some(a)
-        }
-        _ => None,
     }
 }
 
