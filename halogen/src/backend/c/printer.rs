@@ -5,8 +5,9 @@
 //!   that uses them (expressions are pure and, in valid lowered code, every operand may be
 //!   evaluated, as the interpreter does), so no GNU statement expressions are needed and
 //!   the common subexpressions CSE found read as named locals;
-//! - every IR binding gets its own C identifier ([`Namer`]), so C scoping never changes
-//!   which binding a name means;
+//! - every IR binding gets its own C identifier
+//!   ([`Namer`](crate::backend::c_like::names::Namer)), so C scoping never changes which
+//!   binding a name means;
 //! - each parallel loop body becomes `static int body_N(void *ctx, int32_t index, void
 //!   *closure)` with a `struct closure_N` holding what the body uses, run through the
 //!   runtime's `par_for`;
@@ -15,7 +16,6 @@
 //!   helpers, which implement `ir/semantics.rs` exactly.
 
 use super::captures::captures;
-use super::names::{c_string, Namer};
 use super::prelude::Helpers;
 use super::streaming::{work, write_only, Work};
 use super::types::{check, mask_of, mnemonic, scalar_c, storage_c, unsigned_of};
@@ -23,8 +23,13 @@ use crate::analysis::access::{
     self, classify_access, widened_narrow, AccessPattern, Bindings, FirstLane, InRange, Narrow, Shape, Uniform,
     VarFacts,
 };
+use crate::backend::c_like::names::c_string;
+use crate::backend::c_like::syntax::{
+    arith_symbol, bit_symbol, cmp_symbol, float_literal, index_symbol, int_literal, paren, strip_parens,
+};
+use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
 const PASS: &str = "C back end";
 
@@ -99,9 +104,7 @@ struct Loop {
 /// The state of the C function being printed.
 #[derive(Debug, Default)]
 struct Function {
-    out: String,
-    indent: usize,
-    namer: Namer,
+    w: Writer,
     vars: Vec<Var>,
     bufs: Vec<Buf>,
     /// Heap allocations live at this point, innermost last: freed before an error return.
@@ -123,7 +126,7 @@ struct Function {
 
 impl Function {
     fn new(indent: usize) -> Function {
-        Function { indent, namer: Namer::new(), ..Function::default() }
+        Function { w: Writer::new(indent), ..Function::default() }
     }
 }
 
@@ -169,23 +172,15 @@ impl Printer {
     }
 
     fn line(&mut self, text: impl AsRef<str>) {
-        for _ in 0..self.f.indent {
-            self.f.out.push_str("    ");
-        }
-        self.f.out.push_str(text.as_ref());
-        self.f.out.push('\n');
+        self.f.w.line(text);
     }
 
     fn open(&mut self, text: impl AsRef<str>) {
-        self.line(text);
-        self.f.indent += 1;
-        self.f.namer.open();
+        self.f.w.open(text);
     }
 
     fn close(&mut self, text: impl AsRef<str>) {
-        self.f.namer.close();
-        self.f.indent -= 1;
-        self.line(text);
+        self.f.w.close(text);
     }
 
     /// The statement freeing heap storage `c` of this function.
@@ -209,7 +204,7 @@ impl Printer {
 
     /// Marks where the function's reuse slots are declared: after its preamble.
     fn start_slots(&mut self) {
-        self.f.slots_at = self.f.out.len();
+        self.f.slots_at = self.f.w.out.len();
     }
 
     fn free_slots(&mut self) {
@@ -230,7 +225,7 @@ impl Printer {
         self.line("return 0;");
         let decls: String =
             self.f.slots.iter().map(|c| format!("    void *{c} = NULL;\n    size_t {c}_bytes = 0;\n")).collect();
-        self.f.out.insert_str(self.f.slots_at, &decls);
+        self.f.w.out.insert_str(self.f.slots_at, &decls);
     }
 
     fn lookup_var(&self, name: &Name) -> Result<&Var> {
@@ -253,7 +248,7 @@ impl Printer {
 
     /// Declares `name` as a `const` local bound to nothing known.
     fn declare(&mut self, name: &Name, ty: Type, value: String) -> String {
-        let cname = self.f.namer.fresh(name);
+        let cname = self.f.w.namer.fresh(name);
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
         self.f.vars.push(Var::opaque(name, cname.clone(), ty));
@@ -290,7 +285,7 @@ impl Printer {
                 let spelled = match classify_access(value, value.ty().lanes, &self.f) {
                     AccessPattern::Affine { first, .. } if facts.shape != Shape::Opaque => {
                         let base = self.first_lane_c(&first)?;
-                        let base_name = self.f.namer.fresh(&format!("{name}.base"));
+                        let base_name = self.f.w.namer.fresh(&format!("{name}.base"));
                         self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
                         self.line(format!("(void){base_name};"));
                         Spelled::Base(base_name)
@@ -337,7 +332,7 @@ impl Printer {
             if !used.buffers.contains(&b.name) {
                 continue;
             }
-            let cname = self.f.namer.fresh(&b.name);
+            let cname = self.f.w.namer.fresh(&b.name);
             let e = storage_c(b.elem);
             self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
             self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None });
@@ -362,7 +357,7 @@ impl Printer {
         self.start_slots();
         self.stmt(s)?;
         self.finish_function();
-        let body = std::mem::take(&mut self.f.out);
+        let body = std::mem::take(&mut self.f.w.out);
 
         let mut out = String::new();
         out.push_str(header_comment);
@@ -397,7 +392,7 @@ impl Printer {
             let Some(pos) = self.f.bufs.iter().position(|x| x.name == b.name && outputs.contains(&x.name)) else {
                 continue;
             };
-            let flag = self.f.namer.fresh(&format!("{}.stream", b.name));
+            let flag = self.f.w.namer.fresh(&format!("{}.stream", b.name));
             self.line(format!("const int {flag} = h_stream_wanted(buffers[{i}]);"));
             self.line(format!("(void){flag};"));
             self.f.bufs[pos].stream = Some(flag);
@@ -446,8 +441,8 @@ impl Printer {
                 self.stmt(then_case)?;
                 if let Some(e) = else_case {
                     self.close("} else {");
-                    self.f.indent += 1;
-                    self.f.namer.open();
+                    self.f.w.indent += 1;
+                    self.f.w.namer.open();
                     self.stmt(e)?;
                 }
                 self.close("}");
@@ -479,7 +474,7 @@ impl Printer {
                     let v = self.expr(e)?;
                     let t = e.ty();
                     if t.is_vector() {
-                        let tmp = self.f.namer.fresh("msg.value");
+                        let tmp = self.f.w.namer.fresh("msg.value");
                         let ct = self.helpers.ty(t);
                         self.line(format!("const {ct} {tmp} = {v};"));
                         self.line("h_msg_str(&h_m, \"<\");");
@@ -508,27 +503,27 @@ impl Printer {
         if ty.is_vector() || !ty.is_int_or_uint() {
             return Err(internal(format!("loop '{name}' has bounds of type {ty}")));
         }
-        self.f.namer.open();
-        let v = self.f.namer.fresh(name);
+        self.f.w.namer.open();
+        let v = self.f.w.namer.fresh(name);
         if ty == Type::i32() {
-            let end = self.f.namer.fresh(&format!("{name}.end"));
+            let end = self.f.w.namer.fresh(&format!("{name}.end"));
             self.line(format!("for (int32_t {v} = {mn}, {end} = h_loop_end({v}, {ex}); {v} < {end}; {v}++) {{"));
         } else {
             // Loops over other integer types count in 64 bits.
-            let i = self.f.namer.fresh(&format!("{name}.i"));
-            let lo = self.f.namer.fresh(&format!("{name}.min"));
+            let i = self.f.w.namer.fresh(&format!("{name}.i"));
+            let lo = self.f.w.namer.fresh(&format!("{name}.min"));
             self.line(format!("const int64_t {lo} = (int64_t){mn};"));
             self.line(format!("for (int64_t {i} = 0; {i} < (int64_t){ex}; {i}++) {{"));
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
-        self.f.indent += 1;
+        self.f.w.indent += 1;
         self.f.vars.push(Var::opaque(name, v, ty));
         self.f.loops.push(Loop { name: name.clone(), extent: extent.as_int(), work: work(body) });
         let r = self.stmt(body);
         self.f.loops.pop();
         self.f.vars.pop();
-        self.f.indent -= 1;
-        self.f.namer.close();
+        self.f.w.indent -= 1;
+        self.f.w.namer.close();
         self.line("}");
         r
     }
@@ -549,7 +544,7 @@ impl Printer {
         // The body function, printed with a fresh function state.
         let outer = std::mem::replace(&mut self.f, Function::new(1));
         for r in ["rt", "ctx", "index", "closure", "cl"] {
-            self.f.namer.reserve(r);
+            self.f.w.namer.reserve(r);
         }
         self.line(format!("const struct closure_{id} *cl = (const struct closure_{id} *)closure;"));
         self.line("const struct halogen_runtime *rt = cl->rt;");
@@ -557,14 +552,14 @@ impl Printer {
         for v in &vars {
             let t = self.helpers.ty(v.ty);
             fields.push(format!("    {t} {};", v.cname));
-            self.f.namer.reserve(&v.cname);
+            self.f.w.namer.reserve(&v.cname);
             self.line(format!("const {t} {c} = cl->{c};", c = v.cname));
             self.f.vars.push(v.clone());
         }
         for b in &bufs {
             let e = storage_c(b.elem);
             fields.push(format!("    {e} *{};", b.cname));
-            self.f.namer.reserve(&b.cname);
+            self.f.w.namer.reserve(&b.cname);
             // The pipeline's own storage stays `restrict` inside the body: the C compiler
             // may then keep an update's accumulator in a register across a reduction.
             let q = if b.owned { "restrict " } else { "" };
@@ -573,20 +568,20 @@ impl Printer {
         }
         for flag in bufs.iter().filter_map(|b| b.stream.as_ref()) {
             fields.push(format!("    int {flag};"));
-            self.f.namer.reserve(flag);
+            self.f.w.namer.reserve(flag);
             self.line(format!("const int {flag} = cl->{flag};"));
             self.line(format!("(void){flag};"));
         }
         // Not every body reports errors or starts loops of its own.
         self.line("(void)ctx;");
         self.line("(void)rt;");
-        let v = self.f.namer.fresh(name);
+        let v = self.f.w.namer.fresh(name);
         self.line(format!("const int32_t {v} = index;"));
         self.f.vars.push(Var::opaque(name, v, Type::i32()));
         self.start_slots();
         let r = self.stmt(body);
         self.finish_function();
-        let text = std::mem::replace(&mut self.f, outer).out;
+        let text = std::mem::replace(&mut self.f, outer).w.out;
         r?;
         self.bodies.push(format!(
             "/* The body of parallel loop {name}. */\nstruct closure_{id} {{\n{}\n}};\n\nstatic int body_{id}(void *ctx, int32_t index, void *closure) {{\n{text}}}\n",
@@ -683,7 +678,7 @@ impl Printer {
         // freed each time.
         let reuse = on_stack.is_none() && !self.f.loops.is_empty();
         if let Some(n) = on_stack {
-            cname = self.f.namer.fresh(name);
+            cname = self.f.w.namer.fresh(name);
             // Not initialized: bounds inference makes every read follow a write.
             self.line(format!("{e} {cname}[{}] __attribute__((aligned(H_ALIGN)));", n.max(1)));
         } else {
@@ -693,13 +688,13 @@ impl Printer {
                 .collect::<Result<Vec<_>>>()?;
             let exts = if exts.is_empty() { "0".to_string() } else { exts.join(", ") };
             let (helper, slot_args) = if reuse {
-                let slot = self.f.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
+                let slot = self.f.w.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
                 self.f.slots.push(slot.clone());
                 ("h_alloc_reuse", format!(", &{slot}, &{slot}_bytes"))
             } else {
                 ("h_alloc", format!(", {}", self.f.pooled as i32))
             };
-            cname = self.f.namer.fresh(name);
+            cname = self.f.w.namer.fresh(name);
             self.line(format!(
                 "{e} *restrict {cname} = ({e} *){helper}(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{exts}}}{slot_args});",
                 c_string(name),
@@ -1317,116 +1312,6 @@ fn positive_constant(e: &Expr) -> bool {
     }
 }
 
-fn arith_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        _ => "/",
-    }
-}
-
-fn bit_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        _ => "^",
-    }
-}
-
-fn cmp_symbol(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-    }
-}
-
-/// The C operator of the 64-bit index arithmetic `+`, `-` and `*`.
-fn index_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        _ => "*",
-    }
-}
-
-/// `s` without one pair of enclosing parentheses, where they enclose all of it.
-fn strip_parens(s: &str) -> &str {
-    if !(s.starts_with('(') && s.ends_with(')')) {
-        return s;
-    }
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 && i != s.len() - 1 {
-                    return s;
-                }
-            }
-            _ => {}
-        }
-    }
-    &s[1..s.len() - 1]
-}
-
-/// `s` in parentheses unless it already is one parenthesized whole.
-fn paren(s: &str) -> String {
-    if strip_parens(s).len() != s.len() {
-        s.to_string()
-    } else {
-        format!("({s})")
-    }
-}
-
-/// A C literal of the integer type `t` with the value `v` (already wrapped to `t`):
-/// negative values are parenthesized, narrow types cast.
-fn int_literal(t: Type, v: i64) -> String {
-    match (t.code, t.bits) {
-        (TypeCode::Bool, _) => (if v != 0 { "true" } else { "false" }).to_string(),
-        (TypeCode::Int, 32) if v == i32::MIN as i64 => "(-2147483647 - 1)".to_string(),
-        (TypeCode::Int, 32) if v < 0 => format!("({v})"),
-        (TypeCode::Int, 32) => v.to_string(),
-        (TypeCode::Int, 64) if v == i64::MIN => "(-9223372036854775807ll - 1)".to_string(),
-        (TypeCode::Int, 64) => format!("((int64_t){v}ll)"),
-        (TypeCode::UInt, 64) => format!("{}ull", v as u64),
-        (TypeCode::UInt, 32) => format!("{}u", v as u64 as u32),
-        _ => format!("(({}){v})", scalar_c(t)),
-    }
-}
-
-/// A C literal of the float type `t` that reads back as exactly `v`.
-fn float_literal(t: Type, v: f64) -> String {
-    if t.bits == 32 {
-        let f = v as f32;
-        if !f.is_finite() {
-            return format!("h_from_bits_f32(0x{:08x}u)", f.to_bits());
-        }
-        // Debug prints the shortest text that reads back as the same f32.
-        let s = format!("{f:?}f");
-        if f.is_sign_negative() {
-            format!("({s})")
-        } else {
-            s
-        }
-    } else {
-        if !v.is_finite() {
-            return format!("h_from_bits_f64(0x{:016x}ull)", v.to_bits());
-        }
-        let s = format!("{v:?}");
-        if v.is_sign_negative() {
-            format!("({s})")
-        } else {
-            s
-        }
-    }
-}
-
 /// The statement appending a scalar value to the error message `h_m`, printed as the
 /// interpreter prints it (integers in decimal).
 fn msg_value(t: Type, v: &str) -> String {
@@ -1473,30 +1358,6 @@ fn buffer_check(i: usize, b: &EntryBuffer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals() {
-        assert_eq!(int_literal(Type::i32(), -3), "(-3)");
-        assert_eq!(int_literal(Type::i32(), i32::MIN as i64), "(-2147483647 - 1)");
-        assert_eq!(int_literal(Type::u8(), 200), "((uint8_t)200)");
-        assert_eq!(int_literal(Type::u64(), -1), "18446744073709551615ull");
-        assert_eq!(int_literal(Type::u32(), 0xffff_ffff), "4294967295u");
-        assert_eq!(int_literal(Type::bool(), 1), "true");
-        assert_eq!(float_literal(Type::f32(), 0.1f32 as f64), "0.1f");
-        assert_eq!(float_literal(Type::f32(), -2.5), "(-2.5f)");
-        assert_eq!(float_literal(Type::f64(), 1e300), "1e300");
-        assert_eq!(float_literal(Type::f32(), f64::INFINITY), "h_from_bits_f32(0x7f800000u)");
-    }
-
-    #[test]
-    fn parentheses() {
-        assert_eq!(strip_parens("(a + b)"), "a + b");
-        assert_eq!(strip_parens("(a) + (b)"), "(a) + (b)");
-        assert_eq!(strip_parens("f(a)"), "f(a)");
-        assert_eq!(paren("a"), "(a)");
-        assert_eq!(paren("(a < b)"), "(a < b)");
-        assert_eq!(paren("(a) && (b)"), "((a) && (b))");
-    }
 
     #[test]
     fn constants_that_are_positive() {
