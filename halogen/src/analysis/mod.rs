@@ -1,6 +1,8 @@
 //! Analyses and rewrites every lowering pass leans on: substitution, symbolic interval
-//! arithmetic (bounds), the simplifier, and common-subexpression elimination.
+//! arithmetic (bounds), the simplifier, and common-subexpression elimination; and the
+//! access patterns of loads and stores ([`access`]) that back ends print by.
 
+pub mod access;
 pub mod cse;
 pub mod interval;
 pub mod simplify;

@@ -10,7 +10,9 @@
 //! - [`interp`] executes the lowered loop nest directly, checking every load and store; it
 //!   is the oracle every other back end is compared with.
 //! - [`host`] runs native code: [`c`] prints the loop nest as C, [`jit`] compiles and loads
-//!   it; [`aot`] writes the same C out for ahead-of-time builds.
+//!   it; [`aot`] writes the same C out for ahead-of-time builds. [`c_like`] holds what the C
+//!   back end shares with other C dialects (OpenCL C, CUDA C): identifiers, literals,
+//!   operators and the function text being printed.
 //!
 //! ```
 //! use halogen::prelude::*;
@@ -25,6 +27,7 @@
 pub mod aot;
 pub mod bindings;
 pub mod c;
+pub mod c_like;
 pub mod host;
 pub mod interp;
 pub mod jit;

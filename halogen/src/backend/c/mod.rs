@@ -1,6 +1,12 @@
 //! The C back end's source printer: a lowered pipeline as one C11 file using GCC/Clang
 //! vector extensions, with one entry point that takes the buffers and scalar parameters.
 //!
+//! This is the host dialect of C: its vector types and helpers ([`types`], [`prelude`]),
+//! the CPU runtime's entry point, parallel-loop closures ([`captures`]) and allocations,
+//! and streaming stores ([`streaming`]), printed by [`printer`]. Identifiers, literals and
+//! operators come from [`crate::backend::c_like`], which other C dialects share, and the
+//! access patterns loads and stores are printed by from [`crate::analysis::access`].
+//!
 //! The generated entry point has this C signature (the types are in
 //! [`prelude::RUNTIME_TYPES`] and mirrored in [`crate::runtime::ffi`]):
 //!
@@ -35,11 +41,13 @@
 //! ```
 
 pub mod captures;
-pub mod names;
 pub mod prelude;
 pub mod printer;
 pub mod streaming;
 pub mod types;
+
+/// The namer moved to the code shared by C dialects; this keeps its old path.
+pub use crate::backend::c_like::names;
 
 use crate::error::Result;
 use crate::ir::{Name, Stmt, Type};

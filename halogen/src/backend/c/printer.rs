@@ -5,8 +5,9 @@
 //!   that uses them (expressions are pure and, in valid lowered code, every operand may be
 //!   evaluated, as the interpreter does), so no GNU statement expressions are needed and
 //!   the common subexpressions CSE found read as named locals;
-//! - every IR binding gets its own C identifier ([`Namer`]), so C scoping never changes
-//!   which binding a name means;
+//! - every IR binding gets its own C identifier
+//!   ([`Namer`](crate::backend::c_like::names::Namer)), so C scoping never changes which
+//!   binding a name means;
 //! - each parallel loop body becomes `static int body_N(void *ctx, int32_t index, void
 //!   *closure)` with a `struct closure_N` holding what the body uses, run through the
 //!   runtime's `par_for`;
@@ -15,13 +16,20 @@
 //!   helpers, which implement `ir/semantics.rs` exactly.
 
 use super::captures::captures;
-use super::names::{c_string, Namer};
 use super::prelude::Helpers;
 use super::streaming::{work, write_only, Work};
 use super::types::{check, mask_of, mnemonic, scalar_c, storage_c, unsigned_of};
-use crate::analysis::{simplify, substitute};
+use crate::analysis::access::{
+    self, classify_access, widened_narrow, AccessPattern, Bindings, FirstLane, InRange, Narrow, Shape, Uniform,
+    VarFacts,
+};
+use crate::backend::c_like::names::c_string;
+use crate::backend::c_like::syntax::{
+    arith_symbol, bit_symbol, cmp_symbol, float_literal, index_symbol, int_literal, paren, strip_parens,
+};
+use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
 const PASS: &str = "C back end";
 
@@ -32,25 +40,40 @@ fn internal(message: impl Into<String>) -> Error {
     Error::internal(PASS, message)
 }
 
-/// A variable in scope: its C identifier and type; for an `i32` vector whose lane `i` is
-/// `b + s·i` (see [`Printer::lane_stride`]) the C name of the 64-bit scalar `b` and `s`;
-/// for a broadcast the scalar's C variable (so `ramp + broadcast` stays dense after CSE
-/// names the broadcast).
+/// A variable in scope: its C identifier and type, what its binding is known to hold (see
+/// [`crate::analysis::access`]), and the C names declared for those facts.
 #[derive(Clone, Debug)]
 struct Var {
     name: Name,
     cname: String,
     ty: Type,
-    lanes_affine: Option<(String, i64)>,
-    uniform: Option<String>,
-    /// For a clamped dense vector: the conditions under which no lane is clamped and
-    /// the first lane then (see [`Printer::clamped_dense`]).
-    clamped: Option<(Vec<String>, String)>,
-    /// For an `i32` vector widened from 8- or 16-bit integers: the C name of the narrow
-    /// vector and its type (gathers index with that, see [`Printer::narrow_index`]).
-    narrow: Option<(String, Type)>,
-    /// For a variable bound by a `Let`: its value (see [`Printer::step_along`]).
-    value: Option<Expr>,
+    facts: VarFacts,
+    spelled: Spelled,
+}
+
+impl Var {
+    /// A variable bound to nothing known (a loop variable, a parameter).
+    fn opaque(name: &Name, cname: String, ty: Type) -> Var {
+        Var { name: name.clone(), cname, ty, facts: VarFacts::opaque(), spelled: Spelled::None }
+    }
+}
+
+/// The C names declared alongside a `Let`'s variable for its access facts.
+#[derive(Clone, Debug)]
+enum Spelled {
+    None,
+    /// For evenly spaced `i32` lanes: the 64-bit scalar holding the first lane (accesses
+    /// indexed by the vector address memory from there).
+    Base(String),
+    /// For a broadcast: the scalar's C variable (so `ramp + broadcast` stays dense after CSE
+    /// names the broadcast).
+    Scalar(String),
+    /// For `i32` lanes widened from 8- or 16-bit integers: the narrow vector (gathers index
+    /// with that).
+    Narrow(String),
+    /// For a clamped dense vector: the conditions under which no lane is clamped and the
+    /// first lane then.
+    Clamped(Vec<String>, String),
 }
 
 /// A buffer in scope: its C identifier (a pointer to its elements), element type, and
@@ -81,9 +104,7 @@ struct Loop {
 /// The state of the C function being printed.
 #[derive(Debug, Default)]
 struct Function {
-    out: String,
-    indent: usize,
-    namer: Namer,
+    w: Writer,
     vars: Vec<Var>,
     bufs: Vec<Buf>,
     /// Heap allocations live at this point, innermost last: freed before an error return.
@@ -105,7 +126,13 @@ struct Function {
 
 impl Function {
     fn new(indent: usize) -> Function {
-        Function { indent, namer: Namer::new(), ..Function::default() }
+        Function { w: Writer::new(indent), ..Function::default() }
+    }
+}
+
+impl Bindings for Function {
+    fn facts(&self, name: &Name) -> Option<&VarFacts> {
+        self.vars.iter().rev().find(|v| &v.name == name).map(|v| &v.facts)
     }
 }
 
@@ -145,23 +172,15 @@ impl Printer {
     }
 
     fn line(&mut self, text: impl AsRef<str>) {
-        for _ in 0..self.f.indent {
-            self.f.out.push_str("    ");
-        }
-        self.f.out.push_str(text.as_ref());
-        self.f.out.push('\n');
+        self.f.w.line(text);
     }
 
     fn open(&mut self, text: impl AsRef<str>) {
-        self.line(text);
-        self.f.indent += 1;
-        self.f.namer.open();
+        self.f.w.open(text);
     }
 
     fn close(&mut self, text: impl AsRef<str>) {
-        self.f.namer.close();
-        self.f.indent -= 1;
-        self.line(text);
+        self.f.w.close(text);
     }
 
     /// The statement freeing heap storage `c` of this function.
@@ -185,7 +204,7 @@ impl Printer {
 
     /// Marks where the function's reuse slots are declared: after its preamble.
     fn start_slots(&mut self) {
-        self.f.slots_at = self.f.out.len();
+        self.f.slots_at = self.f.w.out.len();
     }
 
     fn free_slots(&mut self) {
@@ -206,7 +225,7 @@ impl Printer {
         self.line("return 0;");
         let decls: String =
             self.f.slots.iter().map(|c| format!("    void *{c} = NULL;\n    size_t {c}_bytes = 0;\n")).collect();
-        self.f.out.insert_str(self.f.slots_at, &decls);
+        self.f.w.out.insert_str(self.f.slots_at, &decls);
     }
 
     fn lookup_var(&self, name: &Name) -> Result<&Var> {
@@ -227,89 +246,67 @@ impl Printer {
             .ok_or_else(|| internal(format!("unknown buffer '{name}': nothing binds or allocates it")))
     }
 
-    /// Declares `name` as a `const` local. For a vector of evenly spaced `i32`s,
-    /// `lanes_affine` names the scalar holding its first lane and gives the spacing: loads
-    /// and stores indexed by it address memory from there.
-    fn declare(&mut self, name: &Name, ty: Type, value: String, lanes_affine: Option<(String, i64)>) -> String {
-        let cname = self.f.namer.fresh(name);
+    /// Declares `name` as a `const` local bound to nothing known.
+    fn declare(&mut self, name: &Name, ty: Type, value: String) -> String {
+        let cname = self.f.w.namer.fresh(name);
         let t = self.helpers.ty(ty);
         self.line(format!("const {t} {cname} = {};", strip_parens(&value)));
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: cname.clone(),
-            ty,
-            lanes_affine,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.vars.push(Var::opaque(name, cname.clone(), ty));
         cname
     }
 
-    /// Binds `name` to `value`, and remembers the value (for [`Printer::step_along`]).
+    /// Binds `name` to `value` with a `Let`, and records what it holds. A broadcast keeps
+    /// its scalar, a widened narrow vector its narrow vector, and a vector of evenly spaced
+    /// indices its first lane as a 64-bit scalar (loads and stores indexed by it address
+    /// memory from that, and the C compiler can see it as an induction variable): accesses
+    /// may use only those.
     fn bind_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
-        self.declare_let(name, value)?;
-        if let Some(v) = self.f.vars.last_mut().filter(|v| &v.name == name) {
-            v.value = Some(value.clone());
-        }
-        Ok(())
-    }
-
-    /// Declares `name` as `value`, a vector expression or a broadcast.
-    fn declare_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
-        if let ExprKind::Broadcast { value: scalar, .. } = value.kind() {
-            if scalar.ty().is_scalar() && value.ty().element() == Type::i32() {
-                // Keep the scalar too: dense-access detection looks through the name.
+        let facts = VarFacts::of_let(value, &self.f);
+        let spelled = match (facts.shape, value.kind()) {
+            (Shape::Uniform, ExprKind::Broadcast { value: scalar, .. }) => {
                 let s = self.expr(scalar)?;
-                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s, None);
+                let scalar_name = self.declare(&format!("{name}.scalar").into(), scalar.ty(), s);
                 self.f.vars.pop();
                 let bc = self.helpers.broadcast(value.ty());
-                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"), None);
-                // Dense accesses may use only the scalar.
+                let cname = self.declare(name, value.ty(), format!("{bc}({scalar_name})"));
                 self.line(format!("(void){cname};"));
-                if let Some(v) = self.f.vars.last_mut() {
-                    v.uniform = Some(scalar_name);
+                Spelled::Scalar(scalar_name)
+            }
+            (Shape::Widened(_), _) => {
+                let a = widened_narrow(value).ok_or_else(|| internal(format!("{value} is not a widened vector")))?;
+                let n = self.expr(a)?;
+                let narrow_name = self.declare(&format!("{name}.narrow").into(), a.ty(), n);
+                self.f.vars.pop();
+                let wide = self.cast(a.ty(), value.ty(), narrow_name.clone())?;
+                self.declare(name, value.ty(), wide);
+                Spelled::Narrow(narrow_name)
+            }
+            _ => {
+                let spelled = match classify_access(value, value.ty().lanes, &self.f) {
+                    AccessPattern::Affine { first, .. } if facts.shape != Shape::Opaque => {
+                        let base = self.first_lane_c(&first)?;
+                        let base_name = self.f.w.namer.fresh(&format!("{name}.base"));
+                        self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
+                        self.line(format!("(void){base_name};"));
+                        Spelled::Base(base_name)
+                    }
+                    AccessPattern::ClampedDense { first, in_range } if facts.shape == Shape::ClampedDense => {
+                        let conds = self.in_range_c(&in_range)?;
+                        Spelled::Clamped(conds, self.first_lane_c(&first)?)
+                    }
+                    _ => Spelled::None,
+                };
+                let v = self.expr(value)?;
+                let cname = self.declare(name, value.ty(), v);
+                if matches!(spelled, Spelled::Base(_)) {
+                    self.line(format!("(void){cname};"));
                 }
-                return Ok(());
+                spelled
             }
-        }
-        if let Some(a) = widened_narrow(value) {
-            // Keep the narrow vector too: a gather indexed by this uses it.
-            let n = self.expr(a)?;
-            let narrow_name = self.declare(&format!("{name}.narrow").into(), a.ty(), n, None);
-            self.f.vars.pop();
-            let wide = self.cast(a.ty(), value.ty(), narrow_name.clone())?;
-            self.declare(name, value.ty(), wide, None);
-            if let Some(v) = self.f.vars.last_mut() {
-                v.narrow = Some((narrow_name, a.ty()));
-            }
-            return Ok(());
-        }
-        // A vector of evenly spaced indices also gets its first lane as a 64-bit scalar:
-        // loads and stores indexed by it address memory from that, and the C compiler can
-        // see it as an induction variable.
-        let lanes_affine = match self.lane_stride(value) {
-            Some(stride) => {
-                let base = self.lane_base(value)?;
-                let base_name = self.f.namer.fresh(&format!("{name}.base"));
-                self.line(format!("const int64_t {base_name} = {};", strip_parens(&base)));
-                self.line(format!("(void){base_name};"));
-                Some((base_name, stride))
-            }
-            None => None,
         };
-        let dense = lanes_affine.as_ref().is_some_and(|(_, s)| *s == 1);
-        let clamped = if dense || value.ty().is_scalar() { None } else { self.clamped_dense(value, value.ty().lanes)? };
-        let v = self.expr(value)?;
-        let affine = lanes_affine.is_some();
-        let cname = self.declare(name, value.ty(), v, lanes_affine);
-        if affine {
-            // Accesses may use only the base.
-            self.line(format!("(void){cname};"));
-        }
         if let Some(var) = self.f.vars.last_mut() {
-            var.clamped = clamped;
+            var.facts = facts;
+            var.spelled = spelled;
         }
         Ok(())
     }
@@ -335,7 +332,7 @@ impl Printer {
             if !used.buffers.contains(&b.name) {
                 continue;
             }
-            let cname = self.f.namer.fresh(&b.name);
+            let cname = self.f.w.namer.fresh(&b.name);
             let e = storage_c(b.elem);
             self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
             self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None });
@@ -350,7 +347,7 @@ impl Printer {
                 Binding::Shape { buffer, dim, field } => format!("buffers[{buffer}]->dim[{dim}].{field}"),
                 Binding::Param { index } => format!("params[{index}].{}", union_field(*ty)),
             };
-            self.declare(name, *ty, value, None);
+            self.declare(name, *ty, value);
         }
         for b in &used.buffers {
             if !self.f.bufs.iter().any(|x| &x.name == b) {
@@ -360,7 +357,7 @@ impl Printer {
         self.start_slots();
         self.stmt(s)?;
         self.finish_function();
-        let body = std::mem::take(&mut self.f.out);
+        let body = std::mem::take(&mut self.f.w.out);
 
         let mut out = String::new();
         out.push_str(header_comment);
@@ -395,7 +392,7 @@ impl Printer {
             let Some(pos) = self.f.bufs.iter().position(|x| x.name == b.name && outputs.contains(&x.name)) else {
                 continue;
             };
-            let flag = self.f.namer.fresh(&format!("{}.stream", b.name));
+            let flag = self.f.w.namer.fresh(&format!("{}.stream", b.name));
             self.line(format!("const int {flag} = h_stream_wanted(buffers[{i}]);"));
             self.line(format!("(void){flag};"));
             self.f.bufs[pos].stream = Some(flag);
@@ -444,8 +441,8 @@ impl Printer {
                 self.stmt(then_case)?;
                 if let Some(e) = else_case {
                     self.close("} else {");
-                    self.f.indent += 1;
-                    self.f.namer.open();
+                    self.f.w.indent += 1;
+                    self.f.w.namer.open();
                     self.stmt(e)?;
                 }
                 self.close("}");
@@ -477,7 +474,7 @@ impl Printer {
                     let v = self.expr(e)?;
                     let t = e.ty();
                     if t.is_vector() {
-                        let tmp = self.f.namer.fresh("msg.value");
+                        let tmp = self.f.w.namer.fresh("msg.value");
                         let ct = self.helpers.ty(t);
                         self.line(format!("const {ct} {tmp} = {v};"));
                         self.line("h_msg_str(&h_m, \"<\");");
@@ -506,36 +503,27 @@ impl Printer {
         if ty.is_vector() || !ty.is_int_or_uint() {
             return Err(internal(format!("loop '{name}' has bounds of type {ty}")));
         }
-        self.f.namer.open();
-        let v = self.f.namer.fresh(name);
+        self.f.w.namer.open();
+        let v = self.f.w.namer.fresh(name);
         if ty == Type::i32() {
-            let end = self.f.namer.fresh(&format!("{name}.end"));
+            let end = self.f.w.namer.fresh(&format!("{name}.end"));
             self.line(format!("for (int32_t {v} = {mn}, {end} = h_loop_end({v}, {ex}); {v} < {end}; {v}++) {{"));
         } else {
             // Loops over other integer types count in 64 bits.
-            let i = self.f.namer.fresh(&format!("{name}.i"));
-            let lo = self.f.namer.fresh(&format!("{name}.min"));
+            let i = self.f.w.namer.fresh(&format!("{name}.i"));
+            let lo = self.f.w.namer.fresh(&format!("{name}.min"));
             self.line(format!("const int64_t {lo} = (int64_t){mn};"));
             self.line(format!("for (int64_t {i} = 0; {i} < (int64_t){ex}; {i}++) {{"));
             self.line(format!("    const {} {v} = ({})({lo} + {i});", scalar_c(ty), scalar_c(ty)));
         }
-        self.f.indent += 1;
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: v,
-            ty,
-            lanes_affine: None,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.w.indent += 1;
+        self.f.vars.push(Var::opaque(name, v, ty));
         self.f.loops.push(Loop { name: name.clone(), extent: extent.as_int(), work: work(body) });
         let r = self.stmt(body);
         self.f.loops.pop();
         self.f.vars.pop();
-        self.f.indent -= 1;
-        self.f.namer.close();
+        self.f.w.indent -= 1;
+        self.f.w.namer.close();
         self.line("}");
         r
     }
@@ -556,7 +544,7 @@ impl Printer {
         // The body function, printed with a fresh function state.
         let outer = std::mem::replace(&mut self.f, Function::new(1));
         for r in ["rt", "ctx", "index", "closure", "cl"] {
-            self.f.namer.reserve(r);
+            self.f.w.namer.reserve(r);
         }
         self.line(format!("const struct closure_{id} *cl = (const struct closure_{id} *)closure;"));
         self.line("const struct halogen_runtime *rt = cl->rt;");
@@ -564,14 +552,14 @@ impl Printer {
         for v in &vars {
             let t = self.helpers.ty(v.ty);
             fields.push(format!("    {t} {};", v.cname));
-            self.f.namer.reserve(&v.cname);
+            self.f.w.namer.reserve(&v.cname);
             self.line(format!("const {t} {c} = cl->{c};", c = v.cname));
             self.f.vars.push(v.clone());
         }
         for b in &bufs {
             let e = storage_c(b.elem);
             fields.push(format!("    {e} *{};", b.cname));
-            self.f.namer.reserve(&b.cname);
+            self.f.w.namer.reserve(&b.cname);
             // The pipeline's own storage stays `restrict` inside the body: the C compiler
             // may then keep an update's accumulator in a register across a reduction.
             let q = if b.owned { "restrict " } else { "" };
@@ -580,29 +568,20 @@ impl Printer {
         }
         for flag in bufs.iter().filter_map(|b| b.stream.as_ref()) {
             fields.push(format!("    int {flag};"));
-            self.f.namer.reserve(flag);
+            self.f.w.namer.reserve(flag);
             self.line(format!("const int {flag} = cl->{flag};"));
             self.line(format!("(void){flag};"));
         }
         // Not every body reports errors or starts loops of its own.
         self.line("(void)ctx;");
         self.line("(void)rt;");
-        let v = self.f.namer.fresh(name);
+        let v = self.f.w.namer.fresh(name);
         self.line(format!("const int32_t {v} = index;"));
-        self.f.vars.push(Var {
-            name: name.clone(),
-            cname: v,
-            ty: Type::i32(),
-            lanes_affine: None,
-            uniform: None,
-            clamped: None,
-            narrow: None,
-            value: None,
-        });
+        self.f.vars.push(Var::opaque(name, v, Type::i32()));
         self.start_slots();
         let r = self.stmt(body);
         self.finish_function();
-        let text = std::mem::replace(&mut self.f, outer).out;
+        let text = std::mem::replace(&mut self.f, outer).w.out;
         r?;
         self.bodies.push(format!(
             "/* The body of parallel loop {name}. */\nstruct closure_{id} {{\n{}\n}};\n\nstatic int body_{id}(void *ctx, int32_t index, void *closure) {{\n{text}}}\n",
@@ -647,10 +626,9 @@ impl Printer {
         let t = b.elem.with_lanes(lanes);
         let v = self.operand(value, lanes)?;
         match predicate {
-            None => {
-                let stride = self.lane_stride(index);
-                if stride == Some(1) {
-                    let base = self.lane_base(index)?;
+            None => match classify_access(index, lanes, &self.f) {
+                AccessPattern::Affine { first, stride: 1 } => {
+                    let base = self.first_lane_c(&first)?;
                     match b.stream.as_ref().filter(|_| self.streams(index, t)) {
                         Some(flag) => {
                             let st = self.helpers.store_stream(t);
@@ -662,16 +640,18 @@ impl Printer {
                             self.line(format!("{st}({} + {base}, {v});", b.cname));
                         }
                     }
-                } else if let (Some(s), false) = (stride.filter(|s| *s != 0), b.elem.is_bool()) {
-                    let base = self.lane_base(index)?;
+                }
+                AccessPattern::Affine { first, stride: s } if s != 0 && !b.elem.is_bool() => {
+                    let base = self.first_lane_c(&first)?;
                     let st = self.helpers.store_strided(t);
                     self.line(format!("{st}({} + {base}, {s}, {v});", b.cname));
-                } else {
+                }
+                _ => {
                     let i = self.operand(index, lanes)?;
                     let st = self.helpers.store(t);
                     self.line(format!("{st}({}, {i}, {v});", b.cname));
                 }
-            }
+            },
             Some(p) => {
                 let i = self.operand(index, lanes)?;
                 let p = self.operand(p, lanes)?;
@@ -698,7 +678,7 @@ impl Printer {
         // freed each time.
         let reuse = on_stack.is_none() && !self.f.loops.is_empty();
         if let Some(n) = on_stack {
-            cname = self.f.namer.fresh(name);
+            cname = self.f.w.namer.fresh(name);
             // Not initialized: bounds inference makes every read follow a write.
             self.line(format!("{e} {cname}[{}] __attribute__((aligned(H_ALIGN)));", n.max(1)));
         } else {
@@ -708,13 +688,13 @@ impl Printer {
                 .collect::<Result<Vec<_>>>()?;
             let exts = if exts.is_empty() { "0".to_string() } else { exts.join(", ") };
             let (helper, slot_args) = if reuse {
-                let slot = self.f.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
+                let slot = self.f.w.namer.fresh_in_function(&format!("{name}.slot{}", self.f.slots.len()));
                 self.f.slots.push(slot.clone());
                 ("h_alloc_reuse", format!(", &{slot}, &{slot}_bytes"))
             } else {
                 ("h_alloc", format!(", {}", self.f.pooled as i32))
             };
-            cname = self.f.namer.fresh(name);
+            cname = self.f.w.namer.fresh(name);
             self.line(format!(
                 "{e} *restrict {cname} = ({e} *){helper}(rt, ctx, {}, \"{elem}\", sizeof({e}), {}, (const int64_t[]){{{exts}}}{slot_args});",
                 c_string(name),
@@ -755,59 +735,55 @@ impl Printer {
         }
     }
 
-    /// If every lane `i` of the `i32` vector `e` is `b + s·i` for a scalar `b` and a
-    /// constant `s`: that `s`. Ramps with constant strides, broadcasts, variables bound to
-    /// either, and their sums, differences and products by constants are; the lanes of a
-    /// `ramp(x, 1) * 2` (a down-sampling's index) are two apart.
-    fn lane_stride(&self, e: &Expr) -> Option<i64> {
-        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-            return None;
-        }
-        let constant = |x: &Expr| match x.kind() {
-            ExprKind::Broadcast { value, .. } => value.as_int(),
-            _ => None,
-        };
-        match e.kind() {
-            ExprKind::Ramp { stride, .. } => stride.as_int(),
-            ExprKind::Broadcast { value, .. } => value.ty().is_scalar().then_some(0),
-            ExprKind::Var { name, .. } => {
-                self.lookup_var(name).ok().and_then(|v| match (&v.lanes_affine, &v.uniform) {
-                    (Some((_, s)), _) => Some(*s),
-                    (None, Some(_)) => Some(0),
-                    (None, None) => None,
-                })
-            }
-            ExprKind::Binary(BinOp::Add, a, b) => self.lane_stride(a)?.checked_add(self.lane_stride(b)?),
-            ExprKind::Binary(BinOp::Sub, a, b) => self.lane_stride(a)?.checked_sub(self.lane_stride(b)?),
-            ExprKind::Binary(BinOp::Mul, a, b) => match (self.lane_stride(a)?, self.lane_stride(b)?) {
-                (0, 0) => Some(0),
-                (s, 0) => s.checked_mul(constant(b)?),
-                (0, s) => s.checked_mul(constant(a)?),
-                _ => None,
+    /// The C text, in 64 bits, of the first lane of an index vector (see
+    /// [`Printer::index_c`] for why 64 bits).
+    fn first_lane_c(&mut self, first: &FirstLane) -> Result<String> {
+        match first {
+            FirstLane::Expr(e) => self.index_c(e),
+            FirstLane::Let(name) => match &self.lookup_var(name)?.spelled {
+                Spelled::Base(base) | Spelled::Clamped(_, base) => Ok(base.clone()),
+                Spelled::Scalar(u) => Ok(format!("(int64_t){u}")),
+                _ => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
             },
-            _ => None,
+            FirstLane::Binary(op, a, b) => {
+                Ok(format!("({} {} {})", self.first_lane_c(a)?, index_symbol(*op), self.first_lane_c(b)?))
+            }
         }
     }
 
-    /// The C text of the first lane of `e`, in 64 bits, for an `e` that
-    /// [`Printer::lane_stride`] accepts (see [`Printer::index_c`] for why 64 bits).
-    fn lane_base(&mut self, e: &Expr) -> Result<String> {
-        match e.kind() {
-            ExprKind::Ramp { base, .. } => self.index_c(base),
-            ExprKind::Broadcast { value, .. } => self.index_c(value),
-            ExprKind::Var { name, .. } => {
-                let v = self.lookup_var(name)?;
-                match (&v.lanes_affine, &v.uniform) {
-                    (Some((base, _)), _) => Ok(base.clone()),
-                    (None, Some(u)) => Ok(format!("(int64_t){u}")),
-                    (None, None) => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
-                }
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-                Ok(format!("({} {} {})", self.lane_base(a)?, index_symbol(*op), self.lane_base(b)?))
-            }
-            _ => Err(internal(format!("{e} is not a vector of evenly spaced indices"))),
+    /// The C text of the scalar a uniform vector repeats.
+    fn uniform_c(&mut self, u: &Uniform) -> Result<String> {
+        match u {
+            Uniform::Expr(e) => self.expr(e),
+            Uniform::Let(name) => match &self.lookup_var(name)?.spelled {
+                Spelled::Scalar(u) => Ok(u.clone()),
+                _ => Err(internal(format!("'{name}' is not a broadcast"))),
+            },
         }
+    }
+
+    /// The C conditions under which no lane of a clamped index is clamped.
+    fn in_range_c(&mut self, in_range: &[InRange]) -> Result<Vec<String>> {
+        let mut conds = Vec::new();
+        for c in in_range {
+            match c {
+                InRange::Below { first, last, bound } => {
+                    let bound = self.uniform_c(bound)?;
+                    let base = self.first_lane_c(first)?;
+                    conds.push(format!("(int64_t)({base}) + {last} <= (int64_t)({bound})"));
+                }
+                InRange::Above { first, bound } => {
+                    let bound = self.uniform_c(bound)?;
+                    let base = self.first_lane_c(first)?;
+                    conds.push(format!("({base}) >= ({bound})"));
+                }
+                InRange::Let(name) => match &self.lookup_var(name)?.spelled {
+                    Spelled::Clamped(c, _) => conds.extend(c.iter().cloned()),
+                    _ => return Err(internal(format!("'{name}' is not a clamped index"))),
+                },
+            }
+        }
+        Ok(conds)
     }
 
     /// Whether a dense store of `t` at `index` to an output that may stream does (see
@@ -826,57 +802,8 @@ impl Printer {
         let run = innermost.extent.map_or(i64::MAX, |e| e.saturating_mul(bytes as i64));
         innermost.work.streams()
             && run >= super::streaming::CACHE_LINE_BYTES
-            && self.step_along(index, &innermost.name) == Some(t.lanes as i64)
-    }
-
-    /// How much the first lane of the `i32` vector `e` grows when the loop variable `var`
-    /// grows by one, if that is a constant; `Let`-bound variables are looked through.
-    fn step_along(&self, e: &Expr, var: &Name) -> Option<i64> {
-        let ty = self.lookup_var(var).ok()?.ty;
-        let e = self.inline_lets(e, 8);
-        let next = substitute(var, &Expr::add(Expr::var(ty, var.clone()), Expr::const_of(ty, 1)), &e);
-        let step = simplify(&Expr::sub(next, e));
-        match step.kind() {
-            ExprKind::Broadcast { value, .. } => value.as_int(),
-            _ => step.as_int(),
-        }
-    }
-
-    /// `e` with the variables bound by `Let`s replaced by their values, `depth` levels deep.
-    fn inline_lets(&self, e: &Expr, depth: usize) -> Expr {
-        if let ExprKind::Var { name, .. } = e.kind() {
-            return match self.lookup_var(name).ok().and_then(|v| v.value.clone()) {
-                Some(value) if depth > 0 => self.inline_lets(&value, depth - 1),
-                _ => e.clone(),
-            };
-        }
-        e.map_children(|c| self.inline_lets(c, depth))
-    }
-
-    /// If `e` is a vector of consecutive `i32`s, the C expression of its first lane.
-    fn dense_base(&mut self, e: &Expr) -> Result<Option<String>> {
-        if self.lane_stride(e) != Some(1) {
-            return Ok(None);
-        }
-        self.lane_base(e).map(Some)
-    }
-
-    /// The C expression of the scalar that `x` broadcasts, if it is a broadcast or a
-    /// variable bound to one.
-    fn uniform_c(&mut self, x: &Expr) -> Result<Option<String>> {
-        match x.kind() {
-            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.expr(value)?)),
-            ExprKind::Var { name, .. } => Ok(self.lookup_var(name).ok().and_then(|v| v.uniform.clone())),
-            _ => Ok(None),
-        }
-    }
-
-    /// [`Printer::uniform_c`] as a 64-bit index term (see [`Printer::index_c`]).
-    fn uniform_index_c(&mut self, x: &Expr) -> Result<Option<String>> {
-        match x.kind() {
-            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => Ok(Some(self.index_c(value)?)),
-            _ => Ok(self.uniform_c(x)?.map(|s| format!("(int64_t){s}"))),
-        }
+            && self.lookup_var(&innermost.name).ok().and_then(|v| access::step_along(index, &v.name, v.ty, &self.f))
+                == Some(t.lanes as i64)
     }
 
     /// The C text of a scalar `i32` index, with its `+`, `-` and `*` done in 64 bits.
@@ -896,68 +823,6 @@ impl Printer {
             }
             _ => Ok(format!("(int64_t){}", self.expr(e)?)),
         }
-    }
-
-    /// For an index that is a dense vector clamped by scalars, plus or minus scalars
-    /// (`clamp(ramp(b, 1), lo, hi) + c`, what boundary conditions make): the scalar
-    /// conditions under which no lane is clamped, and the first lane's C expression then.
-    fn clamped_dense(&mut self, e: &Expr, lanes: u16) -> Result<Option<(Vec<String>, String)>> {
-        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-            return Ok(None);
-        }
-        if let Some(base) = self.dense_base(e)? {
-            return Ok(Some((Vec::new(), base)));
-        }
-        Ok(match e.kind() {
-            ExprKind::Var { name, .. } => self.lookup_var(name).ok().and_then(|v| v.clamped.clone()),
-            ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-                let Some(bound) = self.uniform_c(b)? else { return Ok(None) };
-                match self.clamped_dense(a, lanes)? {
-                    Some((mut conds, base)) => {
-                        conds.push(if *op == BinOp::Min {
-                            format!("(int64_t)({base}) + {} <= (int64_t)({bound})", lanes - 1)
-                        } else {
-                            format!("({base}) >= ({bound})")
-                        });
-                        Some((conds, base))
-                    }
-                    None => None,
-                }
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let sym = if *op == BinOp::Add { "+" } else { "-" };
-                if let Some(u) = self.uniform_index_c(b)? {
-                    self.clamped_dense(a, lanes)?.map(|(c, base)| (c, format!("({base} {sym} {u})")))
-                } else if let (BinOp::Add, Some(u)) = (op, self.uniform_index_c(a)?) {
-                    self.clamped_dense(b, lanes)?.map(|(c, base)| (c, format!("({u} + {base})")))
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        })
-    }
-
-    /// If the index vector `e` is 8- or 16-bit integers widened to `i32` (directly or
-    /// through a variable), plus or minus scalars (a buffer's min): the C text of the
-    /// narrow vector, its type, and the scalars' sum as a 64-bit offset.
-    fn narrow_index(&mut self, e: &Expr, lanes: u16) -> Result<Option<(String, Type, String)>> {
-        if let Some(a) = widened_narrow(e) {
-            return Ok(Some((self.operand(a, lanes)?, a.ty(), "0".to_string())));
-        }
-        Ok(match e.kind() {
-            ExprKind::Var { name, .. } => {
-                self.lookup_var(name).ok().and_then(|v| v.narrow.clone()).map(|(n, t)| (n, t, "0".to_string()))
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let sym = if *op == BinOp::Add { "+" } else { "-" };
-                match self.uniform_index_c(b)? {
-                    Some(u) => self.narrow_index(a, lanes)?.map(|(n, t, o)| (n, t, format!("({o} {sym} {u})"))),
-                    None => None,
-                }
-            }
-            _ => None,
-        })
     }
 
     fn expr(&mut self, e: &Expr) -> Result<String> {
@@ -1002,7 +867,13 @@ impl Printer {
                 // band or channel test in a vectorized loop) picks one side: C's `?:`
                 // evaluates only that one, and the compiler can hoist the test out of the
                 // loop, where a blend computes both.
-                let uniform = if c.ty().is_scalar() { Some(self.expr(c)?) } else { self.uniform_c(c)? };
+                let uniform = if c.ty().is_scalar() {
+                    Some(self.expr(c)?)
+                } else if let Some(u) = access::uniform(c, &self.f) {
+                    Some(self.uniform_c(&u)?)
+                } else {
+                    None
+                };
                 if let Some(cc) = uniform {
                     Ok(format!("({} ? {x} : {y})", paren(&cc)))
                 } else {
@@ -1067,18 +938,18 @@ impl Printer {
         }
         let vt = b.elem.with_lanes(lanes);
         match predicate {
-            None => {
-                let stride = self.lane_stride(index);
-                if stride == Some(1) {
-                    let base = self.lane_base(index)?;
+            None => match classify_access(index, lanes, &self.f) {
+                AccessPattern::Affine { first, stride: 1 } => {
+                    let base = self.first_lane_c(&first)?;
                     let ld = self.helpers.load_dense(vt);
                     Ok(format!("{ld}({} + {base})", b.cname))
-                } else if let (Some(s), false) = (stride, b.elem.is_bool()) {
+                }
+                AccessPattern::Affine { first, stride } if !b.elem.is_bool() => {
                     // Evenly spaced lanes: one scalar load for a broadcast, dense loads and
                     // a shuffle for every other element, one load per lane otherwise; never
                     // an index vector.
-                    let base = self.lane_base(index)?;
-                    Ok(match s {
+                    let base = self.first_lane_c(&first)?;
+                    Ok(match stride {
                         0 => {
                             let bc = self.helpers.broadcast(vt);
                             format!("{bc}({}[{}])", b.cname, strip_parens(&base))
@@ -1087,28 +958,45 @@ impl Printer {
                             let ld = self.helpers.load_stride_two(vt);
                             format!("{ld}({} + {base})", b.cname)
                         }
-                        _ => {
+                        s => {
                             let ld = self.helpers.load_strided(vt);
                             format!("{ld}({} + {base}, {s})", b.cname)
                         }
                     })
-                } else if let Some((conds, base)) = self.clamped_dense(index, lanes)? {
+                }
+                AccessPattern::ClampedDense { first, in_range } => {
                     // A clamped ramp (a boundary condition) is dense away from the edges:
                     // test that with scalars and load densely there.
+                    let conds = self.in_range_c(&in_range)?;
+                    let base = self.first_lane_c(&first)?;
                     let ldd = self.helpers.load_dense(vt);
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
                     Ok(format!("(({}) ? {ldd}({} + {base}) : {ld}({}, {i}))", conds.join(" && "), b.cname, b.cname))
-                } else if let Some((i, it, offset)) = self.narrow_index(index, lanes)? {
+                }
+                AccessPattern::NarrowIndex { narrow, narrow_ty, offset } => {
                     // A lookup table indexed by narrow pixels: gather with those directly.
-                    let ld = self.helpers.load_narrow_index(vt, it);
-                    Ok(format!("{ld}({} + {offset}, {i})", b.cname))
-                } else {
+                    let mut o = "0".to_string();
+                    for (op, term) in &offset {
+                        let sym = if *op == BinOp::Add { "+" } else { "-" };
+                        o = format!("({o} {sym} {})", self.first_lane_c(term)?);
+                    }
+                    let i = match narrow {
+                        Narrow::Expr(a) => self.operand(&a, lanes)?,
+                        Narrow::Let(name) => match &self.lookup_var(&name)?.spelled {
+                            Spelled::Narrow(n) => n.clone(),
+                            _ => return Err(internal(format!("'{name}' is not a widened vector"))),
+                        },
+                    };
+                    let ld = self.helpers.load_narrow_index(vt, narrow_ty);
+                    Ok(format!("{ld}({} + {o}, {i})", b.cname))
+                }
+                _ => {
                     let i = self.operand(index, lanes)?;
                     let ld = self.helpers.load(vt);
                     Ok(format!("{ld}({}, {i})", b.cname))
                 }
-            }
+            },
             Some(p) => {
                 let i = self.operand(index, lanes)?;
                 let p = self.operand(p, lanes)?;
@@ -1424,132 +1312,6 @@ fn positive_constant(e: &Expr) -> bool {
     }
 }
 
-fn arith_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        _ => "/",
-    }
-}
-
-fn bit_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        _ => "^",
-    }
-}
-
-fn cmp_symbol(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-    }
-}
-
-/// The C operator of the 64-bit index arithmetic `+`, `-` and `*`.
-fn index_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        _ => "*",
-    }
-}
-
-/// If `e` is a vector of 8- or 16-bit integers widened to `i32` (what indexes a lookup
-/// table by pixel values), the narrow vector.
-fn widened_narrow(e: &Expr) -> Option<&Expr> {
-    match e.kind() {
-        ExprKind::Cast(a)
-            if e.ty().is_vector()
-                && e.ty().element() == Type::i32()
-                && a.ty().bits <= 16
-                && a.ty().is_int_or_uint() =>
-        {
-            Some(a)
-        }
-        _ => None,
-    }
-}
-
-/// `s` without one pair of enclosing parentheses, where they enclose all of it.
-fn strip_parens(s: &str) -> &str {
-    if !(s.starts_with('(') && s.ends_with(')')) {
-        return s;
-    }
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 && i != s.len() - 1 {
-                    return s;
-                }
-            }
-            _ => {}
-        }
-    }
-    &s[1..s.len() - 1]
-}
-
-/// `s` in parentheses unless it already is one parenthesized whole.
-fn paren(s: &str) -> String {
-    if strip_parens(s).len() != s.len() {
-        s.to_string()
-    } else {
-        format!("({s})")
-    }
-}
-
-/// A C literal of the integer type `t` with the value `v` (already wrapped to `t`):
-/// negative values are parenthesized, narrow types cast.
-fn int_literal(t: Type, v: i64) -> String {
-    match (t.code, t.bits) {
-        (TypeCode::Bool, _) => (if v != 0 { "true" } else { "false" }).to_string(),
-        (TypeCode::Int, 32) if v == i32::MIN as i64 => "(-2147483647 - 1)".to_string(),
-        (TypeCode::Int, 32) if v < 0 => format!("({v})"),
-        (TypeCode::Int, 32) => v.to_string(),
-        (TypeCode::Int, 64) if v == i64::MIN => "(-9223372036854775807ll - 1)".to_string(),
-        (TypeCode::Int, 64) => format!("((int64_t){v}ll)"),
-        (TypeCode::UInt, 64) => format!("{}ull", v as u64),
-        (TypeCode::UInt, 32) => format!("{}u", v as u64 as u32),
-        _ => format!("(({}){v})", scalar_c(t)),
-    }
-}
-
-/// A C literal of the float type `t` that reads back as exactly `v`.
-fn float_literal(t: Type, v: f64) -> String {
-    if t.bits == 32 {
-        let f = v as f32;
-        if !f.is_finite() {
-            return format!("h_from_bits_f32(0x{:08x}u)", f.to_bits());
-        }
-        // Debug prints the shortest text that reads back as the same f32.
-        let s = format!("{f:?}f");
-        if f.is_sign_negative() {
-            format!("({s})")
-        } else {
-            s
-        }
-    } else {
-        if !v.is_finite() {
-            return format!("h_from_bits_f64(0x{:016x}ull)", v.to_bits());
-        }
-        let s = format!("{v:?}");
-        if v.is_sign_negative() {
-            format!("({s})")
-        } else {
-            s
-        }
-    }
-}
-
 /// The statement appending a scalar value to the error message `h_m`, printed as the
 /// interpreter prints it (integers in decimal).
 fn msg_value(t: Type, v: &str) -> String {
@@ -1596,30 +1358,6 @@ fn buffer_check(i: usize, b: &EntryBuffer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals() {
-        assert_eq!(int_literal(Type::i32(), -3), "(-3)");
-        assert_eq!(int_literal(Type::i32(), i32::MIN as i64), "(-2147483647 - 1)");
-        assert_eq!(int_literal(Type::u8(), 200), "((uint8_t)200)");
-        assert_eq!(int_literal(Type::u64(), -1), "18446744073709551615ull");
-        assert_eq!(int_literal(Type::u32(), 0xffff_ffff), "4294967295u");
-        assert_eq!(int_literal(Type::bool(), 1), "true");
-        assert_eq!(float_literal(Type::f32(), 0.1f32 as f64), "0.1f");
-        assert_eq!(float_literal(Type::f32(), -2.5), "(-2.5f)");
-        assert_eq!(float_literal(Type::f64(), 1e300), "1e300");
-        assert_eq!(float_literal(Type::f32(), f64::INFINITY), "h_from_bits_f32(0x7f800000u)");
-    }
-
-    #[test]
-    fn parentheses() {
-        assert_eq!(strip_parens("(a + b)"), "a + b");
-        assert_eq!(strip_parens("(a) + (b)"), "(a) + (b)");
-        assert_eq!(strip_parens("f(a)"), "f(a)");
-        assert_eq!(paren("a"), "(a)");
-        assert_eq!(paren("(a < b)"), "(a < b)");
-        assert_eq!(paren("(a) && (b)"), "((a) && (b))");
-    }
 
     #[test]
     fn constants_that_are_positive() {

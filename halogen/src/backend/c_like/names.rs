@@ -128,7 +128,7 @@ fn is_vector_typedef(s: &str) -> bool {
 /// keyword, a name of the generated code or (all capitals) a macro of the C headers.
 ///
 /// ```
-/// use halogen::backend::c::names::sanitize;
+/// use halogen::backend::c_like::names::sanitize;
 /// assert_eq!(sanitize("blur_y.s0.x"), "blur_y_s0_x");
 /// assert_eq!(sanitize("f$1.min.0"), "f_1_min_0");
 /// assert_eq!(sanitize("0x"), "v0x");
@@ -165,7 +165,7 @@ pub fn sanitize(name: &str) -> String {
 /// extend them).
 ///
 /// ```
-/// use halogen::backend::c::names::c_string;
+/// use halogen::backend::c_like::names::c_string;
 /// assert_eq!(c_string("a \"b\"\n"), "\"a \\\"b\\\"\\n\"");
 /// assert_eq!(c_string("é1"), "\"\\303\\2511\"");
 /// assert_eq!(c_string("??="), "\"\\?\\?=\"");
@@ -194,7 +194,7 @@ pub fn c_string(s: &str) -> String {
 /// expression always means the binding the IR means.
 ///
 /// ```
-/// use halogen::backend::c::names::Namer;
+/// use halogen::backend::c_like::names::Namer;
 /// let mut n = Namer::new();
 /// assert_eq!(n.fresh("x.y"), "x_y");
 /// n.open();

@@ -1,0 +1,27 @@
+//! What every C-like back end prints alike, apart from the dialect it prints in.
+//!
+//! The host back end ([`crate::backend::c`]) prints C11 with GCC/Clang vector extensions,
+//! x86 intrinsics and the CPU runtime's entry point, closures and allocations. Kernels in
+//! OpenCL C or CUDA C are written in other dialects of the same language: the same
+//! statements, operators, literals and identifier rules, with other vector types, memory
+//! accesses, parallel loops and runtime calls. This module holds the part they share:
+//! - [`names`]: IR names as unique C identifiers that never shadow one another, and C
+//!   string literals;
+//! - `syntax` (crate-internal): operator symbols, parenthesization, and integer and float
+//!   literals that read back as exactly the IR's constants;
+//! - `writer` (crate-internal): one function's text, its indentation and the identifiers
+//!   declared in its open blocks.
+//!
+//! Which memory accesses are dense, strided, clamped or narrow-indexed is decided on the IR,
+//! by [`crate::analysis::access`], for every dialect to print in its own way.
+//!
+//! ```
+//! use halogen::backend::c_like::names::{c_string, Namer};
+//! let mut n = Namer::new();
+//! assert_eq!(n.fresh("blur_y.s0.x"), "blur_y_s0_x");
+//! assert_eq!(c_string("a\n"), "\"a\\n\"");
+//! ```
+
+pub mod names;
+pub(crate) mod syntax;
+pub(crate) mod writer;
