@@ -150,13 +150,13 @@ impl Compiled {
     /// header beside it (`.h`), with a C ABI entry point named after the file's stem; see
     /// [`crate::backend::aot`].
     pub fn compile_to_c(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        crate::backend::aot::compile_to_c(&self.lowered, path.as_ref())
+        crate::backend::aot::compile_to_c(&self.lowered, path.as_ref(), &self.target)
     }
 
     /// Builds the pipeline into `dir/lib<name>.a` and `dir/<name>.h` with the C ABI entry
     /// point `name`; see [`crate::backend::aot`].
     pub fn compile_to_static_library(&self, dir: impl AsRef<std::path::Path>, name: &str) -> Result<()> {
-        crate::backend::aot::compile_to_static_library(&self.lowered, dir.as_ref(), name)
+        crate::backend::aot::compile_to_static_library(&self.lowered, dir.as_ref(), name, &self.target)
     }
 
     /// The target it was compiled for.

@@ -19,6 +19,7 @@
 use super::c::{self, names::sanitize, prelude::RUNTIME_TYPES, CModule};
 use crate::error::{Error, Result};
 use crate::lower::Lowered;
+use crate::target::Target;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -36,7 +37,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// let f = Func::new("f");
 /// f.def(x, x + 1);
 /// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
-/// let m = halogen::backend::c::generate(&lowered, "add_one").unwrap();
+/// let m = halogen::backend::c::generate(&lowered, "add_one", &halogen::Target::host()).unwrap();
 /// let h = halogen::backend::aot::header(&m);
 /// assert!(h.contains("int add_one(const struct halogen_runtime *rt"));
 /// assert!(h.contains("[0] output 'f': int32 in 1 dimensions"));
@@ -99,9 +100,9 @@ fn entry_name(stem: &str) -> String {
 /// assert!(h.contains("int triple("));
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn compile_to_c(lowered: &Lowered, path: &Path) -> Result<()> {
+pub fn compile_to_c(lowered: &Lowered, path: &Path, target: &Target) -> Result<()> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("pipeline");
-    let m = c::generate(lowered, &entry_name(stem))?;
+    let m = c::generate(lowered, &entry_name(stem), target)?;
     std::fs::write(path, &m.source).map_err(|e| io_error("write", path, e))?;
     let h = path.with_extension("h");
     std::fs::write(&h, header(&m)).map_err(|e| io_error("write", &h, e))?;
@@ -113,8 +114,8 @@ pub fn compile_to_c(lowered: &Lowered, path: &Path) -> Result<()> {
 /// The code is compiled for the baseline of the target architecture (no
 /// `-march=native`), so the library runs on any machine of that architecture; link it
 /// with `-lm`.
-pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> Result<()> {
-    let m = c::generate(lowered, &entry_name(name))?;
+pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str, target: &Target) -> Result<()> {
+    let m = c::generate(lowered, &entry_name(name), target)?;
     build_static_library(&m, dir, &super::jit::compiler(), &[]).map(|_| ())
 }
 
@@ -130,7 +131,7 @@ pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str) -> R
 /// let f = Func::new("f");
 /// f.def(x, x + 2);
 /// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
-/// let m = halogen::backend::c::generate(&lowered, "add_two").unwrap();
+/// let m = halogen::backend::c::generate(&lowered, "add_two", &halogen::Target::host()).unwrap();
 /// let dir = std::env::temp_dir().join(format!("halogen-aot-lib-doc-{}", std::process::id()));
 /// let cc = halogen::backend::jit::compiler();
 /// let lib = halogen::backend::aot::build_static_library(&m, &dir, &cc, &[]).unwrap();

@@ -23,7 +23,7 @@ impl Backend for HostBackend {
     }
 
     fn compile(&self, lowered: &Lowered, target: &Target) -> Result<Arc<dyn Executable>> {
-        Ok(Arc::new(JitModule::compile_with(lowered, target.fast_math())?))
+        Ok(Arc::new(JitModule::compile_for(lowered, target)?))
     }
 }
 

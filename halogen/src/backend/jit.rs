@@ -25,6 +25,7 @@ use crate::ir::{Expr, Name};
 use crate::lower::Lowered;
 use crate::runtime::ffi::{self, BufferBinding, EntryPoint, HalogenScalar};
 use crate::runtime::{RawBuffer, RawBufferMut};
+use crate::target::Target;
 use libloading::Library;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -269,12 +270,13 @@ impl std::fmt::Debug for JitModule {
 impl JitModule {
     /// Prints the lowered pipeline as C, compiles it (or finds it in the cache) and loads it.
     pub fn compile(lowered: &Lowered) -> Result<JitModule> {
-        JitModule::compile_with(lowered, false)
+        JitModule::compile_for(lowered, &Target::host())
     }
 
-    /// [`JitModule::compile`], allowing fused multiply-adds where `fast_math` says so.
-    pub fn compile_with(lowered: &Lowered, fast_math: bool) -> Result<JitModule> {
-        JitModule::load_with(c::generate(lowered, ENTRY)?, fast_math)
+    /// [`JitModule::compile`] for `target`'s machine, allowing fused multiply-adds where its
+    /// `fast_math` feature says so.
+    pub fn compile_for(lowered: &Lowered, target: &Target) -> Result<JitModule> {
+        JitModule::load_with(c::generate(lowered, ENTRY, target)?, target.fast_math())
     }
 
     /// Compiles (or finds in the cache) and loads printed C whose entry point is `module.entry`.

@@ -403,8 +403,9 @@ impl Generator {
         }
         let refs: Vec<_> = pipeline.outputs().iter().map(|f| f.func_ref().clone()).collect();
         // Ahead-of-time code is host C, for the machine that builds (as `-march=native`).
-        let lowered = crate::lower::lower(&refs, &crate::Target::host())?;
-        c::generate(&lowered, &self.name)
+        let target = crate::Target::host();
+        let lowered = crate::lower::lower(&refs, &target)?;
+        c::generate(&lowered, &self.name, &target)
     }
 }
 

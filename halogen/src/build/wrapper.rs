@@ -250,7 +250,7 @@ mod tests {
         blur_x.def((x, y), (input.at((x, y)) + input.at((x + 1, y)) + input.at((x + 2, y))) / 3);
         out.def((x, y), cast(Type::u16(), cast(Type::f32(), blur_x.at((x, y))) * gain.expr()));
         let lowered = crate::lower::lower(&[out.func_ref().clone()], &crate::Target::host()).unwrap();
-        let m = generate(&lowered, "blur_gain").unwrap();
+        let m = generate(&lowered, "blur_gain", &crate::Target::host()).unwrap();
         insta::assert_snapshot!(source(&m).unwrap());
     }
 

@@ -34,7 +34,7 @@
 //! let f = Func::new("f");
 //! f.def(x, x * 2);
 //! let lowered = halogen::lower::lower(&[f.func_ref().clone()], &halogen::Target::host()).unwrap();
-//! let m = halogen::backend::c::generate(&lowered, "double_it").unwrap();
+//! let m = halogen::backend::c::generate(&lowered, "double_it", &Target::host()).unwrap();
 //! assert!(m.source.contains("int double_it(const struct halogen_runtime *rt"));
 //! assert_eq!(m.buffers.len(), 1);
 //! assert_eq!(&*m.buffers[0].name, "f");
@@ -52,6 +52,7 @@ pub use crate::backend::c_like::names;
 use crate::error::Result;
 use crate::ir::{Name, Stmt, Type};
 use crate::lower::Lowered;
+use crate::target::{MachineParams, Target};
 use printer::{Binding, EntryBuffer, Printer};
 
 /// A buffer argument of the generated entry point.
@@ -94,8 +95,9 @@ fn shape_names(name: &str, dims: usize) -> impl Iterator<Item = (String, usize, 
     (0..dims).flat_map(move |d| ["min", "extent", "stride"].into_iter().map(move |w| (format!("{name}.{w}.{d}"), d, w)))
 }
 
-/// Prints the lowered pipeline as C with the entry point `entry` (a C identifier).
-pub fn generate(lowered: &Lowered, entry: &str) -> Result<CModule> {
+/// Prints the lowered pipeline as C with the entry point `entry` (a C identifier), for the
+/// machine of `target` (its last-level cache decides which outputs stream).
+pub fn generate(lowered: &Lowered, entry: &str, target: &Target) -> Result<CModule> {
     let env = &lowered.env;
     let mut buffers = Vec::new();
     // (shape name, index of the descriptor holding the shape, dims)
@@ -119,12 +121,12 @@ pub fn generate(lowered: &Lowered, entry: &str) -> Result<CModule> {
         .filter(|(n, _)| !shape_set.iter().any(|s| s.as_str() == &***n))
         .map(|(n, t)| ParamArg { name: n.clone(), ty: *t })
         .collect();
-    print(&lowered.stmt, entry, buffers, &shapes, params)
+    print(&lowered.stmt, entry, buffers, &shapes, params, target.machine())
 }
 
 /// Prints any lowered statement as C with the entry point `entry`, taking `buffers` and
 /// `params` in the order given; each buffer binds its own `name.min.d`, `name.extent.d`
-/// and `name.stride.d`.
+/// and `name.stride.d`. The code is for this machine (as [`Target::host`]).
 ///
 /// ```
 /// use halogen::backend::c::{generate_stmt, BufferArg};
@@ -141,7 +143,7 @@ pub fn generate(lowered: &Lowered, entry: &str) -> Result<CModule> {
 pub fn generate_stmt(s: &Stmt, entry: &str, buffers: Vec<BufferArg>, params: Vec<ParamArg>) -> Result<CModule> {
     let shapes: Vec<(Name, usize, usize)> =
         buffers.iter().enumerate().map(|(i, b)| (b.name.clone(), i, b.dims)).collect();
-    print(s, entry, buffers, &shapes, params)
+    print(s, entry, buffers, &shapes, params, Target::host().machine())
 }
 
 fn print(
@@ -150,6 +152,7 @@ fn print(
     buffers: Vec<BufferArg>,
     shapes: &[(Name, usize, usize)],
     params: Vec<ParamArg>,
+    machine: &MachineParams,
 ) -> Result<CModule> {
     let mut scalars: Vec<(Name, Type, Binding)> = Vec::new();
     for (name, index, dims) in shapes {
@@ -179,6 +182,6 @@ fn print(
         }
     }
     comment.push_str(" */\n");
-    let source = Printer::new().file(s, entry, &entry_buffers, &scalars, &comment)?;
+    let source = Printer::new(machine).file(s, entry, &entry_buffers, &scalars, &comment)?;
     Ok(CModule { source, entry: entry.to_string(), buffers, params })
 }

@@ -9,6 +9,7 @@
 
 use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
 use crate::ir::{Type, TypeCode};
+use crate::target::MachineParams;
 use std::collections::{BTreeMap, HashSet};
 
 /// The runtime interface shared by the generated code, the Rust runtime
@@ -385,16 +386,9 @@ static inline void h_stream_fence(void) {
 }
 "#;
 
-/// The size of the host's last-level cache in bytes, read once (see
-/// [`crate::MachineParams::host`]).
-fn host_llc_bytes() -> usize {
-    static LLC: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LLC.get_or_init(|| crate::MachineParams::host().llc)
-}
-
 /// The fixed start of every generated file: includes, the runtime interface and the scalar
-/// helpers.
-pub fn fixed_prelude() -> String {
+/// helpers. `machine` is the target's: outputs of at least its last-level cache stream.
+pub fn fixed_prelude(machine: &MachineParams) -> String {
     let mut s = String::new();
     s.push_str(
         "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
@@ -412,9 +406,9 @@ pub fn fixed_prelude() -> String {
         crate::runtime::pool::BLOCK_ALIGN
     ));
     s.push_str(SCALAR_HELPERS);
-    // Outputs stream from the size of this machine's last-level cache; defining
+    // Outputs stream from the size of the target machine's last-level cache; defining
     // H_STREAM_MIN_BYTES when compiling the file chooses another size.
-    s.push_str(&format!("\n#ifndef H_STREAM_MIN_BYTES\n#define H_STREAM_MIN_BYTES {}ll\n#endif\n", host_llc_bytes()));
+    s.push_str(&format!("\n#ifndef H_STREAM_MIN_BYTES\n#define H_STREAM_MIN_BYTES {}ll\n#endif\n", machine.llc));
     s.push_str(STREAM_HELPERS);
     s
 }

@@ -30,6 +30,7 @@ use crate::backend::c_like::syntax::{
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
 use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+use crate::target::MachineParams;
 
 const PASS: &str = "C back end";
 
@@ -146,8 +147,10 @@ pub enum Binding {
 }
 
 /// Prints one pipeline: the entry point and the parallel loop bodies it needs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Printer {
+    /// The machine the code is for (its last-level cache decides streaming stores).
+    machine: MachineParams,
     f: Function,
     helpers: Helpers,
     bodies: Vec<String>,
@@ -166,9 +169,15 @@ pub struct EntryBuffer {
 }
 
 impl Printer {
-    /// A printer with nothing printed.
-    pub fn new() -> Printer {
-        Printer::default()
+    /// A printer with nothing printed, for code that runs on `machine`.
+    pub fn new(machine: &MachineParams) -> Printer {
+        Printer {
+            machine: machine.clone(),
+            f: Function::default(),
+            helpers: Helpers::default(),
+            bodies: Vec::new(),
+            next_body: 0,
+        }
     }
 
     fn line(&mut self, text: impl AsRef<str>) {
@@ -361,7 +370,7 @@ impl Printer {
 
         let mut out = String::new();
         out.push_str(header_comment);
-        out.push_str(&super::prelude::fixed_prelude());
+        out.push_str(&super::prelude::fixed_prelude(&self.machine));
         out.push_str(&self.helpers.text());
         for b in &self.bodies {
             out.push('\n');
