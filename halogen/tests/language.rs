@@ -77,7 +77,7 @@ fn boundary_conditions() {
         (boundary::mirror_interior(&input, &region), vec![30, 20, 10, 20, 30, 20, 10]),
     ];
     for (bc, expected) in cases {
-        let out = Func::new("shifted");
+        let out = Func::new(&format!("{}_shifted", bc.name()));
         out.def(x, bc.at(x - 2));
         let mut args = Args::new();
         args.image(&input, &data);

@@ -1,5 +1,5 @@
-//! `Stage::rfactor`: factored reductions give exactly the unfactored values on the
-//! targets under test, for whole and split reduction variables, parallel partial
+//! `Stage::rfactor`: factored reductions give exactly the unfactored values on every
+//! target under test, for whole and split reduction variables, parallel partial
 //! reductions, several operators and zero-dimensional results; misuse is a clear error.
 
 mod common;
