@@ -1,7 +1,10 @@
 //! The auto-scheduler (Sioutas et al. 2019): its choices on the paper's blur, pixels
 //! identical to the unscheduled pipeline at sizes other than the estimates, determinism,
-//! and the errors for missing estimates.
+//! and the errors for missing estimates. Pixels are compared on every target under test.
 
+mod common;
+
+use common::{assert_pixels, assert_same_pixels, targets_under_test};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -82,38 +85,59 @@ fn blur_producer_slides_in_the_row_loop_with_a_folded_three_row_buffer() {
     let text = compiled.lowered_stmt().to_string();
     assert!(text.contains("% 3)"), "storage is not folded by 3:\n{text}");
 
-    // The same pixels as the unscheduled blur.
+    // The same pixels as the unscheduled blur, on every target.
     let plain = blur();
     let reference = Pipeline::new(&[&plain.blur_y]).compile(&Target::interp()).unwrap();
     let mut expected_out = Buffer::<u16>::with_min(&[1, 1], &[w, h]);
     let mut args = Args::new();
     args.image(&plain.input, &img);
     reference.realize(&args, &mut expected_out).unwrap();
-    assert_eq!(out.as_slice(), expected_out.as_slice());
+    assert_same_pixels(&out, &expected_out, "interp");
+    let mut args = Args::new();
+    args.image(&b.input, &img);
+    for target in targets_under_test() {
+        let got = common::realize::<u16>(&target, &b.blur_y, &args, &[1, 1], &[w, h]);
+        assert_same_pixels(&got, &expected_out, format_args!("{target:?}:\n{src}"));
+    }
 }
 
-/// Runs `out` (built twice by `make`, once auto-scheduled) at `region` and compares.
-fn same_pixels<T: Element + PartialEq + std::fmt::Debug>(
+/// Runs `out` (built twice by `make`, once auto-scheduled) at `region`, unscheduled on the
+/// interpreter and auto-scheduled on every target under test, and compares; returns the
+/// schedule.
+fn same_pixels<T: Element>(
     make: &dyn Fn() -> (Vec<(ImageParam, Buffer<T>)>, Func),
     mins: &[i32],
     extents: &[i32],
 ) -> String {
-    let run = |schedule: bool| -> (Vec<T>, String) {
+    let run = |schedule: bool, targets: &[Target]| -> (Vec<Buffer<T>>, String) {
         let (inputs, out) = make();
         let p = Pipeline::new(&[&out]);
         let src = if schedule { p.auto_schedule_with_source(&machine()).unwrap() } else { String::new() };
-        let c = p.compile(&Target::interp()).unwrap_or_else(|e| panic!("{e}\n{src}"));
-        let mut buf = Buffer::<T>::with_min(mins, extents);
         let mut args = Args::new();
         for (p, b) in &inputs {
             args.image(p, b);
         }
-        c.realize(&args, &mut buf).unwrap_or_else(|e| panic!("{e}\n{src}"));
-        (buf.as_slice().to_vec(), src)
+        let bufs = targets
+            .iter()
+            .map(|target| {
+                let c = p.compile(target).unwrap_or_else(|e| panic!("{target:?}: {e}\n{src}"));
+                let mut buf = Buffer::<T>::with_min(mins, extents);
+                c.realize(&args, &mut buf).unwrap_or_else(|e| panic!("{target:?}: {e}\n{src}"));
+                buf
+            })
+            .collect();
+        (bufs, src)
     };
-    let (expected, _) = run(false);
-    let (got, src) = run(true);
-    assert_eq!(got, expected, "auto-schedule changed the pixels:\n{src}");
+    let (expected, _) = run(false, &[Target::interp()]);
+    let targets = targets_under_test();
+    let (got, src) = run(true, &targets);
+    for (target, buf) in targets.iter().zip(&got) {
+        assert_pixels(
+            buf,
+            expected[0].as_slice(),
+            format_args!("auto-schedule changed the pixels on {target:?}:\n{src}"),
+        );
+    }
     src
 }
 
@@ -247,10 +271,8 @@ fn a_serial_histogram_is_factored_into_parallel_strips() {
     let first = p.auto_schedule_with_source(&machine()).unwrap();
     let second = p.auto_schedule_with_source(&machine()).unwrap();
     assert!(first.contains(".rfactor(") && !second.contains(".rfactor("), "{first}\n{second}");
-    let mut buf = Buffer::<u8>::new(&[45, 31]);
     let mut args = Args::new();
     args.image(&inputs[0].0, &inputs[0].1);
-    p.compile(&Target::interp()).unwrap().realize(&args, &mut buf).unwrap();
     let expected = {
         let (inputs, out) = histogram_equalize();
         let mut b = Buffer::<u8>::new(&[45, 31]);
@@ -259,7 +281,12 @@ fn a_serial_histogram_is_factored_into_parallel_strips() {
         Pipeline::new(&[&out]).compile(&Target::interp()).unwrap().realize(&args, &mut b).unwrap();
         b
     };
-    assert_eq!(buf.as_slice(), expected.as_slice(), "{second}");
+    for target in targets_under_test() {
+        let c = p.compile(&target).unwrap();
+        let mut buf = Buffer::<u8>::new(&[45, 31]);
+        c.realize(&args, &mut buf).unwrap();
+        assert_same_pixels(&buf, &expected, format_args!("{target:?}:\n{second}"));
+    }
 }
 
 /// An unsharp mask over a colour image (as in the benchmark suite): grey, a separable

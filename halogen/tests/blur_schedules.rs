@@ -1,5 +1,9 @@
-//! The paper's blur under many schedules: every schedule gives the reference's pixels.
+//! The paper's blur under many schedules: every schedule gives the reference's pixels on
+//! every target under test.
 
+mod common;
+
+use common::{assert_pixels, realize, targets_under_test};
 use halogen::prelude::*;
 
 const W: i32 = 37;
@@ -52,14 +56,11 @@ fn reference(input: &Buffer<u16>) -> Vec<u16> {
     out
 }
 
-fn run(b: &Blur, target: &Target, margin: i32) -> Vec<u16> {
+fn run(b: &Blur, target: &Target, margin: i32) -> Buffer<u16> {
     let input = input_with_margin(margin);
-    let compiled = Pipeline::new(&[&b.blur_y]).compile(target).unwrap_or_else(|e| panic!("compile: {e}"));
-    let mut out = Buffer::<u16>::new(&[W, H]);
     let mut args = Args::new();
     args.image(&b.input, &input);
-    compiled.realize(&args, &mut out).unwrap_or_else(|e| panic!("realize: {e}\n{}", compiled.lowered_stmt()));
-    out.as_slice().to_vec()
+    realize(target, &b.blur_y, &args, &[0, 0], &[W, H])
 }
 
 fn check(schedule: impl Fn(&Blur)) {
@@ -68,10 +69,10 @@ fn check(schedule: impl Fn(&Blur)) {
 
 fn check_with_margin(margin: i32, schedule: impl Fn(&Blur)) {
     let expected = reference(&input_image());
-    for target in [Target::interp(), Target::host()] {
+    for target in targets_under_test() {
         let b = blur();
         schedule(&b);
-        assert_eq!(run(&b, &target, margin), expected);
+        assert_pixels(&run(&b, &target, margin), &expected, format_args!("{target:?}"));
     }
 }
 

@@ -1,7 +1,11 @@
 //! Failures in native code come back as `Err` with the interpreter's text, never as a
 //! crash: failed bounds assertions, assertions inside (nested) parallel loops, bad
-//! allocation sizes, and mismatched arguments.
+//! allocation sizes, and mismatched arguments. The mistakes a user can make through the
+//! public API are checked on every target under test.
 
+mod common;
+
+use common::targets_under_test;
 use halogen::backend::c::{generate_stmt, BufferArg, ParamArg};
 use halogen::backend::jit::JitModule;
 use halogen::ir::{CmpOp, ForKind, MsgPart, Stmt};
@@ -36,31 +40,35 @@ fn realize_err(target: &Target, input_extent: [i32; 2]) -> Error {
 fn too_small_input_gives_the_interpreters_message() {
     for extent in [[16, 18], [18, 16], [5, 5]] {
         let expected = realize_err(&Target::interp(), extent);
-        let got = realize_err(&Target::host(), extent);
-        assert!(matches!(got, Error::Runtime(_)), "{got}");
-        assert_eq!(got, expected);
-        assert!(got.to_string().contains("'input' is too small"), "{got}");
+        for target in targets_under_test() {
+            let got = realize_err(&target, extent);
+            assert!(matches!(got, Error::Runtime(_)), "{target:?}: {got}");
+            assert_eq!(got, expected, "{target:?}");
+            assert!(got.to_string().contains("'input' is too small"), "{target:?}: {got}");
+        }
     }
 }
 
 #[test]
 fn argument_mistakes_are_caught_before_native_code_runs() {
     let (input, f) = blur();
-    let c = Pipeline::new(&[&f]).compile(&Target::host()).unwrap();
-    let mut out = Buffer::<u16>::new(&[16, 16]);
-    let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
-    assert!(e.contains("no buffer given for ImageParam 'input'"), "{e}");
-    let wrong = Buffer::<u8>::new(&[18, 18]);
-    let mut args = Args::new();
-    args.image(&input, &wrong);
-    let e = c.realize(&args, &mut out).unwrap_err().to_string();
-    assert!(e.contains("holds uint8"), "{e}");
-    let mut out3 = Buffer::<u16>::new(&[4, 4, 4]);
-    let img = Buffer::<u16>::new(&[18, 18]);
-    let mut args = Args::new();
-    args.image(&input, &img);
-    let e = c.realize(&args, &mut out3).unwrap_err().to_string();
-    assert!(e.contains("3 dimensions"), "{e}");
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+        let mut out = Buffer::<u16>::new(&[16, 16]);
+        let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
+        assert!(e.contains("no buffer given for ImageParam 'input'"), "{target:?}: {e}");
+        let wrong = Buffer::<u8>::new(&[18, 18]);
+        let mut args = Args::new();
+        args.image(&input, &wrong);
+        let e = c.realize(&args, &mut out).unwrap_err().to_string();
+        assert!(e.contains("holds uint8"), "{target:?}: {e}");
+        let mut out3 = Buffer::<u16>::new(&[4, 4, 4]);
+        let img = Buffer::<u16>::new(&[18, 18]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        let e = c.realize(&args, &mut out3).unwrap_err().to_string();
+        assert!(e.contains("3 dimensions"), "{target:?}: {e}");
+    }
 }
 
 /// `for y in [0, h) parallel { for x in [0, w) parallel { assert(x * y != bad, ...); out[..] = x + y } }`

@@ -1,7 +1,12 @@
-//! Native vector and parallel code gives the interpreter's pixels: the blur vectorized by
-//! 8 on u16 (the paper's schedule), a float stencil, and one compiled pipeline run from
-//! several threads at once.
+//! Vector and parallel code gives the interpreter's pixels on every target under test: the
+//! blur vectorized by 8 on u16 (the paper's schedule), a float stencil, strided and gathered
+//! loads, and one compiled pipeline run from several threads at once. The C back end's own
+//! choices (vector types, load helpers, `?:` for uniform selects) are checked in the C it
+//! prints for the host.
 
+mod common;
+
+use common::{assert_pixels, targets_under_test};
 use halogen::prelude::*;
 
 fn assert_send_sync<T: Send + Sync>() {}
@@ -51,13 +56,13 @@ fn image(w: i32, h: i32) -> Buffer<u16> {
     b
 }
 
-fn realize(b: &Blur, c: &Compiled, w: i32, h: i32) -> Vec<u16> {
+fn realize(b: &Blur, c: &Compiled, w: i32, h: i32) -> Buffer<u16> {
     let img = image(w, h);
     let mut out = Buffer::<u16>::new(&[w, h]);
     let mut args = Args::new();
     args.image(&b.input, &img);
     c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
-    out.into_vec()
+    out
 }
 
 #[test]
@@ -68,28 +73,39 @@ fn blur_vectorized_by_8_on_u16_gives_identical_pixels() {
         let bi = blur(schedule);
         let ci = Pipeline::new(&[&bi.out]).compile(&Target::interp()).unwrap();
         let expected = realize(&bi, &ci, w, h);
+        for target in targets_under_test() {
+            let b = blur(schedule);
+            let c = Pipeline::new(&[&b.out]).compile(&target).unwrap();
+            assert_pixels(
+                &realize(&b, &c, w, h),
+                expected.as_slice(),
+                format_args!("schedule {schedule} on {target:?}"),
+            );
+        }
         let bh = blur(schedule);
         let ch = Pipeline::new(&[&bh.out]).compile(&Target::host()).unwrap();
         let src = ch.c_source().unwrap();
         assert!(src.contains("typedef uint16_t u16x8 __attribute__((vector_size(16)));"), "no u16x8 vectors:\n{src}");
-        assert_eq!(realize(&bh, &ch, w, h), expected, "schedule {schedule}");
     }
 }
 
 #[test]
 fn one_compiled_pipeline_runs_on_many_threads_at_once() {
     let b = blur(0);
-    let c = Pipeline::new(&[&b.out]).compile(&Target::host()).unwrap();
-    let expected = realize(&b, &c, 130, 70);
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                for _ in 0..3 {
-                    assert_eq!(realize(&b, &c, 130, 70), expected);
-                }
-            });
-        }
-    });
+    let reference = Pipeline::new(&[&b.out]).compile(&Target::interp()).unwrap();
+    let expected = realize(&b, &reference, 130, 70).into_vec();
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&b.out]).compile(&target).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..3 {
+                        assert_pixels(&realize(&b, &c, 130, 70), &expected, format_args!("{target:?}"));
+                    }
+                });
+            }
+        });
+    }
 }
 
 #[test]
@@ -103,12 +119,7 @@ fn float_stencil_is_bit_identical() {
         (x, y),
         sqrt(gx.at((x, y)) * gx.at((x, y)) + 1.0f32) + exp(-gx.at((x, y - 1)) * 0.01f32) - round(gx.at((x, y + 1))),
     );
-    let run = |target: &Target, vectorize: bool| {
-        // Scheduling changes the Funcs for the later runs too, so the scheduled run is last.
-        if vectorize {
-            mag.vectorize(x, 8).parallel(y);
-            gx.compute_at(&mag, y).vectorize(x, 8);
-        }
+    let run = |target: &Target| {
         let c = Pipeline::new(&[&mag]).compile(target).unwrap();
         let mut img = Buffer::<f32>::from_fn(&[53, 33], |c| ((c[0] * 37 + c[1] * 11) % 101) as f32 * 0.37 - 17.0);
         img.set_min(&[-1, -1]);
@@ -118,9 +129,16 @@ fn float_stencil_is_bit_identical() {
         c.realize(&args, &mut out).unwrap();
         out.into_vec().into_iter().map(f32::to_bits).collect::<Vec<_>>()
     };
-    let expected = run(&Target::interp(), false);
-    assert_eq!(run(&Target::host(), false), expected);
-    assert_eq!(run(&Target::host(), true), expected);
+    let expected = run(&Target::interp());
+    for target in targets_under_test() {
+        assert_eq!(run(&target), expected, "{target:?}");
+    }
+    // Scheduling changes the Funcs for the later runs, so the scheduled runs come last.
+    mag.vectorize(x, 8).parallel(y);
+    gx.compute_at(&mag, y).vectorize(x, 8);
+    for target in targets_under_test() {
+        assert_eq!(run(&target), expected, "vectorized, on {target:?}");
+    }
 }
 
 /// Loads whose lanes are evenly spaced (down-sampling's `2x`, `3x + 2`, a reversal) and
@@ -161,8 +179,11 @@ fn strided_and_gathered_loads_give_identical_pixels() {
     }
     let (expected, _) = run(1, &Target::interp());
     for lanes in [4, 5, 8, 16] {
-        let (got, src) = run(lanes, &Target::host());
-        assert_eq!(got, expected, "vectorized by {lanes}");
+        for target in targets_under_test() {
+            let (got, _) = run(lanes, &target);
+            assert_eq!(got, expected, "vectorized by {lanes} on {target:?}");
+        }
+        let (_, src) = run(lanes, &Target::host());
         assert!(src.contains("h_lds_f32"), "no strided load for 3x + 2 at {lanes} lanes:\n{src}");
         assert!(src.contains("h_ldn_i32"), "no gather by narrow indices at {lanes} lanes:\n{src}");
         if lanes != 5 {
@@ -180,10 +201,7 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     let f = Func::new("bands");
     let v = input.at(x);
     f.def((x, c), select(c.eq(0), v.clone() * 0.5f32 + 1.0f32, sqrt(v.clone() * v + 2.0f32)));
-    let run = |target: &Target, vectorize: bool| {
-        if vectorize {
-            f.vectorize(x, 8);
-        }
+    let run = |target: &Target| {
         let compiled = Pipeline::new(&[&f]).compile(target).unwrap();
         let img = Buffer::<f32>::from_fn(&[37], |p| p[0] as f32 * 0.37 - 3.0);
         let mut out = Buffer::<f32>::new(&[37, 2]);
@@ -193,8 +211,12 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
         let src = compiled.c_source().map(str::to_string).unwrap_or_default();
         (out.into_vec().into_iter().map(f32::to_bits).collect::<Vec<_>>(), src)
     };
-    let (expected, _) = run(&Target::interp(), false);
-    let (got, src) = run(&Target::host(), true);
-    assert_eq!(got, expected);
+    let (expected, _) = run(&Target::interp());
+    f.vectorize(x, 8);
+    for target in targets_under_test() {
+        let (got, _) = run(&target);
+        assert_eq!(got, expected, "{target:?}");
+    }
+    let (_, src) = run(&Target::host());
     assert!(!src.contains("h_sel_f32x8("), "the band test blends:\n{src}");
 }

@@ -1,5 +1,9 @@
-//! Histogram equalization (Halide 2012, Fig. 3): a histogram, a scan, a remap.
+//! Histogram equalization (Halide 2012, Fig. 3): a histogram, a scan, a remap, on every
+//! target under test.
 
+mod common;
+
+use common::{assert_pixels, compile_error, realize, targets_under_test};
 use halogen::prelude::*;
 
 fn image(w: i32, h: i32) -> Buffer<u8> {
@@ -59,21 +63,21 @@ fn histogram_equalization_matches_reference() {
     let img = image(45, 31);
     let expected = reference(&img);
     for schedule in 0..2 {
-        for target in [Target::interp(), Target::host()] {
+        for target in targets_under_test() {
             let (input, out) = pipeline(schedule);
-            let c = Pipeline::new(&[&out]).compile(&target).unwrap();
-            let mut buf = Buffer::<u8>::new(&[45, 31]);
             let mut args = Args::new();
             args.image(&input, &img);
-            c.realize(&args, &mut buf).unwrap();
-            assert_eq!(buf.as_slice(), &expected[..], "schedule {schedule}");
+            let buf = realize::<u8>(&target, &out, &args, &[0, 0], &[45, 31]);
+            assert_pixels(&buf, &expected, format_args!("schedule {schedule} on {target:?}"));
         }
     }
 }
 
 #[test]
 fn compute_at_a_missing_loop_is_an_error() {
-    let (_, out) = pipeline(2);
-    let e = Pipeline::new(&[&out]).compile(&Target::interp()).unwrap_err().to_string();
-    assert!(e.contains("hist") && e.contains("__never"), "{e}");
+    for target in targets_under_test() {
+        let (_, out) = pipeline(2);
+        let e = compile_error(&target, &out);
+        assert!(e.contains("hist") && e.contains("__never"), "{target:?}: {e}");
+    }
 }

@@ -1,14 +1,19 @@
 //! Language features end to end: tuples, inline reductions, argmin, boundary conditions,
-//! reduction schedules, bounds and storage order.
+//! reduction schedules, bounds and storage order, on every target under test.
 
+mod common;
+
+use common::{assert_pixels, realize, targets_under_test};
 use halogen::boundary;
 use halogen::prelude::*;
 
-fn realize_1d<T: Element>(f: &Func, extent: i32, args: &Args) -> Vec<T> {
-    let c = Pipeline::new(&[f]).compile(&Target::interp()).unwrap();
-    let mut out = Buffer::<T>::new(&[extent]);
-    c.realize(args, &mut out).unwrap();
-    out.as_slice().to_vec()
+/// Checks that `f` over [0, extent) is `expected` on every target.
+#[track_caller]
+fn check_1d<T: Element>(f: &Func, extent: i32, args: &Args, expected: &[T]) {
+    for target in targets_under_test() {
+        let got = realize::<T>(&target, f, args, &[0], &[extent]);
+        assert_pixels(&got, expected, format_args!("'{}' on {target:?}", f.name()));
+    }
 }
 
 #[test]
@@ -19,8 +24,7 @@ fn tuple_valued_func() {
     pair.compute_root();
     let out = Func::new("combined");
     out.def(x, pair.at_tuple(x, 0).cast::<f32>() + pair.at_tuple(x, 1));
-    let got: Vec<f32> = realize_1d(&out, 5, &Args::new());
-    assert_eq!(got, vec![0.0, 2.5, 5.0, 7.5, 10.0]);
+    check_1d::<f32>(&out, 5, &Args::new(), &[0.0, 2.5, 5.0, 7.5, 10.0]);
 }
 
 #[test]
@@ -35,10 +39,8 @@ fn inline_reductions() {
     let data = Buffer::<i32>::from_vec(vec![3, -1, 4, 1, -5, 9, 2, 6], &[8]).unwrap();
     let mut args = Args::new();
     args.image(&input, &data);
-    let sums: Vec<i32> = realize_1d(&s, 5, &args);
-    assert_eq!(sums, vec![7, -1, 9, 7, 12]);
-    let maxes: Vec<i32> = realize_1d(&m, 5, &args);
-    assert_eq!(maxes, vec![4, 4, 9, 9, 9]);
+    check_1d::<i32>(&s, 5, &args, &[7, -1, 9, 7, 12]);
+    check_1d::<i32>(&m, 5, &args, &[4, 4, 9, 9, 9]);
 }
 
 #[test]
@@ -54,10 +56,10 @@ fn argmin_finds_first_minimum() {
     let mut args = Args::new();
     args.image(&input, &data);
     for (func, expected) in [(&f, 1), (&g, 2)] {
-        let c = Pipeline::new(&[func]).compile(&Target::interp()).unwrap();
-        let mut out = Buffer::<i32>::new(&[]);
-        c.realize(&args, &mut out).unwrap();
-        assert_eq!(out.as_slice(), &[expected]);
+        for target in targets_under_test() {
+            let out = realize::<i32>(&target, func, &args, &[], &[]);
+            assert_pixels(&out, &[expected], format_args!("'{}' on {target:?}", func.name()));
+        }
     }
 }
 
@@ -75,12 +77,11 @@ fn boundary_conditions() {
         (boundary::mirror_interior(&input, &region), vec![30, 20, 10, 20, 30, 20, 10]),
     ];
     for (bc, expected) in cases {
-        let out = Func::new("shifted");
+        let out = Func::new(&format!("{}_shifted", bc.name()));
         out.def(x, bc.at(x - 2));
         let mut args = Args::new();
         args.image(&input, &data);
-        let got: Vec<u8> = realize_1d(&out, 7, &args);
-        assert_eq!(got, expected, "{}", bc.name());
+        check_1d::<u8>(&out, 7, &args, &expected);
     }
 }
 
@@ -97,19 +98,18 @@ fn scheduled_reduction_and_bound() {
     let g = Func::new("g");
     g.def((x, y), f.at((x, y)));
     f.compute_root();
-    let c = Pipeline::new(&[&g]).compile(&Target::interp()).unwrap();
-    let mut out = Buffer::<i32>::new(&[6, 2]);
-    c.realize(&Args::new(), &mut out).unwrap();
-    for yy in 0..2 {
-        for xx in 0..6 {
-            // sum over r.x in [0,10), r.y in [0,3) of r.x*r.y = 45 * 3, plus 30 * x.
-            assert_eq!(out[[xx, yy]], xx + yy + 135 + 30 * xx);
-        }
+    // sum over r.x in [0,10), r.y in [0,3) of r.x*r.y = 45 * 3, plus 30 * x.
+    let expected = Buffer::<i32>::from_fn(&[6, 2], |c| c[0] + c[1] + 135 + 30 * c[0]);
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&g]).compile(&target).unwrap();
+        let mut out = Buffer::<i32>::new(&[6, 2]);
+        c.realize(&Args::new(), &mut out).unwrap();
+        assert_pixels(&out, expected.as_slice(), format_args!("{target:?}"));
+        // A consumer that needs more than the bound is an error naming the Func.
+        let mut big = Buffer::<i32>::new(&[7, 2]);
+        let e = c.realize(&Args::new(), &mut big).unwrap_err().to_string();
+        assert!(e.contains("accumulated"), "{target:?}: {e}");
     }
-    // A consumer that needs more than the bound is an error naming the Func.
-    let mut big = Buffer::<i32>::new(&[7, 2]);
-    let e = c.realize(&Args::new(), &mut big).unwrap_err().to_string();
-    assert!(e.contains("accumulated"), "{e}");
 }
 
 #[test]
@@ -119,10 +119,10 @@ fn unroll_full_and_float_params() {
     let f = Func::new("planar");
     f.def((x, c), (Expr::from(x) + Expr::from(c) * 10) * gain.expr());
     f.bound(c, 0, 3).reorder(&[c.into(), x.into()]).unroll_full(c);
-    let comp = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap();
-    let mut out = Buffer::<f32>::new(&[2, 3]);
     let mut args = Args::new();
     args.param(&gain, 0.5);
-    comp.realize(&args, &mut out).unwrap();
-    assert_eq!(out.as_slice(), &[0.0, 0.5, 5.0, 5.5, 10.0, 10.5]);
+    for target in targets_under_test() {
+        let out = realize::<f32>(&target, &f, &args, &[0, 0], &[2, 3]);
+        assert_pixels(&out, &[0.0, 0.5, 5.0, 5.5, 10.0, 10.5], format_args!("{target:?}"));
+    }
 }

@@ -1,7 +1,10 @@
 //! Loop partitioning at boundary conditions: the steady state of a clamped, vectorized
 //! stencil has no clamp left, and every size and offset of input and output still gives
-//! the reference's values, on the interpreter and in native code.
+//! the reference's values on every target under test.
 
+mod common;
+
+use common::{assert_pixels, targets_under_test};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -44,7 +47,7 @@ fn every_size_and_offset_gives_the_reference() {
     for lanes in [1, 4, 8] {
         let (input, f) = stencil(lanes);
         let p = Pipeline::new(&[&f]);
-        for target in [Target::interp(), Target::host()] {
+        for target in targets_under_test() {
             let compiled = p.compile(&target).unwrap();
             for in_len in [1usize, 2, 3, 7, 8, 9, 17, 40] {
                 for in_min in [-5, 0, 3] {
@@ -57,11 +60,12 @@ fn every_size_and_offset_gives_the_reference() {
                             let mut args = Args::new();
                             args.image(&input, &img);
                             compiled.realize(&args, &mut out).unwrap();
-                            assert_eq!(
-                                out.as_slice(),
-                                reference(&data, in_min, out_min, out_len).as_slice(),
-                                "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {}",
-                                if target.is_interp() { "interp" } else { "host" }
+                            assert_pixels(
+                                &out,
+                                &reference(&data, in_min, out_min, out_len),
+                                format_args!(
+                                    "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target:?}"
+                                ),
                             );
                         }
                     }
@@ -113,7 +117,7 @@ fn clamps_against_constants_near_the_i32_limits() {
     let mut img = Buffer::<i32>::from_vec(data.clone(), &[50]).unwrap();
     img.set_min(&[-30]);
     let at = |x: i32| data[((x).clamp(-30, 19) + 30) as usize];
-    for target in [Target::interp(), Target::host()] {
+    for target in targets_under_test() {
         let compiled = p.compile(&target).unwrap();
         for (out_min, len) in [(-40, 70), (-25, 9), (0, 33)] {
             let mut out = Buffer::<i32>::with_min(&[out_min], &[len]);
@@ -121,7 +125,7 @@ fn clamps_against_constants_near_the_i32_limits() {
             args.image(&input, &img);
             compiled.realize(&args, &mut out).unwrap();
             let expected: Vec<i32> = (out_min..out_min + len).map(|x| at(x - 1) + at(x + 1) * 3).collect();
-            assert_eq!(out.as_slice(), expected.as_slice(), "output [{out_min}, +{len})");
+            assert_pixels(&out, &expected, format_args!("output [{out_min}, +{len}), {target:?}"));
         }
     }
 }

@@ -1,12 +1,11 @@
-//! `Stage::rfactor`: factored reductions give exactly the unfactored values on the
-//! interpreter and the host, for whole and split reduction variables, parallel partial
+//! `Stage::rfactor`: factored reductions give exactly the unfactored values on every
+//! target under test, for whole and split reduction variables, parallel partial
 //! reductions, several operators and zero-dimensional results; misuse is a clear error.
 
-use halogen::prelude::*;
+mod common;
 
-fn targets() -> [Target; 2] {
-    [Target::interp(), Target::host()]
-}
+use common::{assert_pixels, targets_under_test};
+use halogen::prelude::*;
 
 fn image(w: i32, h: i32) -> Buffer<u8> {
     Buffer::from_fn(&[w, h], |c| ((c[0] * 7 + c[1] * 13 + c[0] * c[1]) % 23) as u8)
@@ -39,13 +38,10 @@ fn hist_pipeline() -> Hist {
     Hist { input, hist, r, i }
 }
 
-fn realize_hist(h: &Hist, target: &Target, img: &Buffer<u8>) -> Vec<i32> {
-    let c = Pipeline::new(&[&h.hist]).compile(target).unwrap_or_else(|e| panic!("{e}"));
-    let mut out = Buffer::<i32>::new(&[32]);
+fn realize_hist(h: &Hist, target: &Target, img: &Buffer<u8>) -> Buffer<i32> {
     let mut args = Args::new();
     args.image(&h.input, img);
-    c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}"));
-    out.into_vec()
+    common::realize(target, &h.hist, &args, &[0], &[32])
 }
 
 #[test]
@@ -53,14 +49,14 @@ fn a_histogram_factored_by_row_strips_counts_every_pixel_once() {
     // 37 rows: the last strip of 16 is partial.
     let img = image(45, 37);
     let expected = histogram(&img, 32);
-    for target in targets() {
+    for target in targets_under_test() {
         let h = hist_pipeline();
         let (ryo, ryi, u) = (Var::new("ryo"), Var::new("ryi"), Var::new("u"));
         let partial = h.hist.update_stage(0).split(h.r.y(), ryo, ryi, 16).rfactor(&[(ryo, u)]);
         partial.compute_root().vectorize(h.i, 8);
         partial.update_stage(0).parallel(u);
         h.hist.compute_root().update_stage(0).vectorize(h.i, 8);
-        assert_eq!(realize_hist(&h, &target, &img), expected, "{target:?}");
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
     }
 }
 
@@ -68,12 +64,12 @@ fn a_histogram_factored_by_row_strips_counts_every_pixel_once() {
 fn a_whole_reduction_variable_factors_into_one_partial_result_per_value() {
     let img = image(19, 11);
     let expected = histogram(&img, 32);
-    for target in targets() {
+    for target in targets_under_test() {
         let h = hist_pipeline();
         let u = Var::new("u");
         let partial = h.hist.update_stage(0).rfactor(&[(h.r.y(), u)]);
         partial.compute_root().update_stage(0).parallel(u);
-        assert_eq!(realize_hist(&h, &target, &img), expected, "{target:?}");
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
     }
 }
 
@@ -81,11 +77,11 @@ fn a_whole_reduction_variable_factors_into_one_partial_result_per_value() {
 fn both_variables_factored_leave_an_update_without_a_domain() {
     let img = image(9, 6);
     let expected = histogram(&img, 32);
-    for target in targets() {
+    for target in targets_under_test() {
         let h = hist_pipeline();
         let (u, v) = (Var::new("u"), Var::new("v"));
         h.hist.update_stage(0).rfactor(&[(h.r.x(), u), (h.r.y(), v)]);
-        assert_eq!(realize_hist(&h, &target, &img), expected, "{target:?}");
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
     }
 }
 
@@ -94,7 +90,7 @@ fn column_sums_min_max_and_any_factor_exactly() {
     let (w, h) = (23, 41);
     let img = image(w, h);
     let px = |x: i32, y: i32| img.as_slice()[(y * w + x) as usize];
-    for target in targets() {
+    for target in targets_under_test() {
         let input = ImageParam::new(Type::u8(), 2, "input");
         let x = Var::new("x");
         let r = RDom::new(&[(Expr::from(0), input.height())]);
@@ -147,7 +143,7 @@ fn column_sums_min_max_and_any_factor_exactly() {
 fn a_zero_dimensional_reduction_factors() {
     let img = image(31, 17);
     let expected = img.as_slice().iter().map(|&p| p as i64).sum::<i64>() as i32;
-    for target in targets() {
+    for target in targets_under_test() {
         let input = ImageParam::new(Type::u8(), 2, "input");
         let r = RDom::new(&[(Expr::from(0), input.width()), (Expr::from(0), input.height())]);
         let total = Func::new("total");
@@ -165,21 +161,21 @@ fn a_zero_dimensional_reduction_factors() {
     }
 }
 
-/// The message of `f`'s failed compilation.
-fn compile_error(f: &Func) -> String {
-    match Pipeline::new(&[f]).compile(&Target::interp()) {
-        Ok(_) => panic!("compiling '{}' should fail", f.name()),
-        Err(e) => e.to_string(),
-    }
+/// The messages of `f`'s failed compilation on every target under test.
+fn compile_errors(f: &Func) -> Vec<(Target, String)> {
+    targets_under_test().into_iter().map(|t| (t.clone(), common::compile_error(&t, f))).collect()
 }
 
-/// Compiling after `schedule` fails with a message containing each of `needles`.
-fn rfactor_error(schedule: impl FnOnce(&Hist), needles: &[&str]) {
-    let h = hist_pipeline();
-    schedule(&h);
-    let err = compile_error(&h.hist);
-    for n in needles {
-        assert!(err.contains(n), "'{n}' not in: {err}");
+/// Compiling after `schedule` fails on every target with a message containing each of
+/// `needles`.
+fn rfactor_error(schedule: impl Fn(&Hist), needles: &[&str]) {
+    for target in targets_under_test() {
+        let h = hist_pipeline();
+        schedule(&h);
+        let err = common::compile_error(&target, &h.hist);
+        for n in needles {
+            assert!(err.contains(n), "'{n}' not in, on {target:?}: {err}");
+        }
     }
 }
 
@@ -205,8 +201,9 @@ fn misuse_is_a_clear_error() {
     total.def((), 0.0f32);
     total.update((), total.at(()) + input.at(r.x()));
     total.update_stage(0).rfactor(&[(r.x(), u)]);
-    let err = compile_error(&total);
-    assert!(err.contains("float32") && err.contains("rounding"), "{err}");
+    for (target, err) in compile_errors(&total) {
+        assert!(err.contains("float32") && err.contains("rounding"), "{target:?}: {err}");
+    }
 
     // Not of the form f = f ⊕ e.
     let input = ImageParam::new(Type::i32(), 1, "input");
@@ -215,6 +212,7 @@ fn misuse_is_a_clear_error() {
     poly.def((), 0);
     poly.update((), poly.at(()) * 2 + input.at(r.x()));
     poly.update_stage(0).rfactor(&[(r.x(), u)]);
-    let err = compile_error(&poly);
-    assert!(err.contains("must have the form"), "{err}");
+    for (target, err) in compile_errors(&poly) {
+        assert!(err.contains("must have the form"), "{target:?}: {err}");
+    }
 }

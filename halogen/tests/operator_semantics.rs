@@ -1,9 +1,13 @@
-//! The native back end computes exactly what the interpreter computes: every operator,
-//! cast and math function on edge values (zero divisors, MIN / -1, NaN, infinities,
-//! out-of-range float→int casts, shift amounts past the width), as scalar code and as
-//! parallel vector code of 5 lanes (a lane count that is not a power of two, so it also
-//! checks the padding lanes; `c_backend_vector.rs` covers 8 and 16 lanes).
+//! Every target under test computes exactly what the interpreter computes without a
+//! schedule: every operator, cast and math function on edge values (zero divisors,
+//! MIN / -1, NaN, infinities, out-of-range float→int casts, shift amounts past the width),
+//! as scalar code, as parallel vector code of 5 lanes (a lane count that is not a power of
+//! two, so it also checks the padding lanes) and as vector code of 8 lanes
+//! (`c_backend_vector.rs` covers 16 lanes).
 
+mod common;
+
+use common::{same_bits, targets_under_test};
 use halogen::prelude::*;
 
 const N: i32 = 64;
@@ -210,22 +214,22 @@ fn run<T: TestValue>(schedule: u32, target: &Target) -> (Vec<T>, usize) {
     (out.as_slice().to_vec(), n)
 }
 
-fn same_bits<T: TestValue>(x: T, y: T) -> bool {
-    bytemuck::bytes_of(&x) == bytemuck::bytes_of(&y)
-}
-
+/// Each schedule on each target gives the bits of the unscheduled pipeline on the
+/// interpreter.
 fn check<T: TestValue>() {
+    let (expected, n) = run::<T>(0, &Target::interp());
     for schedule in 0..3 {
-        let (expected, n) = run::<T>(schedule, &Target::interp());
-        let (got, _) = run::<T>(schedule, &Target::host());
-        for row in 0..n {
-            for x in 0..N as usize {
-                let (e, g) = (expected[row * N as usize + x], got[row * N as usize + x]);
-                assert!(
-                    same_bits(e, g),
-                    "{} schedule {schedule}, row {row}, x {x}: interpreter {e:?}, native {g:?}",
-                    T::TYPE
-                );
+        for target in targets_under_test() {
+            let (got, _) = run::<T>(schedule, &target);
+            for row in 0..n {
+                for x in 0..N as usize {
+                    let (e, g) = (expected[row * N as usize + x], got[row * N as usize + x]);
+                    assert!(
+                        same_bits(e, g),
+                        "{} schedule {schedule} on {target:?}, row {row}, x {x}: interpreter {e:?}, got {g:?}",
+                        T::TYPE
+                    );
+                }
             }
         }
     }
