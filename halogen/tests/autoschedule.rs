@@ -97,7 +97,7 @@ fn blur_producer_slides_in_the_row_loop_with_a_folded_three_row_buffer() {
     args.image(&b.input, &img);
     for target in targets_under_test() {
         let got = common::realize::<u16>(&target, &b.blur_y, &args, &[1, 1], &[w, h]);
-        assert_same_pixels(&got, &expected_out, format_args!("{target:?}:\n{src}"));
+        assert_same_pixels(&got, &expected_out, format_args!("{target}:\n{src}"));
     }
 }
 
@@ -120,9 +120,9 @@ fn same_pixels<T: Element>(
         let bufs = targets
             .iter()
             .map(|target| {
-                let c = p.compile(target).unwrap_or_else(|e| panic!("{target:?}: {e}\n{src}"));
+                let c = p.compile(target).unwrap_or_else(|e| panic!("{target}: {e}\n{src}"));
                 let mut buf = Buffer::<T>::with_min(mins, extents);
-                c.realize(&args, &mut buf).unwrap_or_else(|e| panic!("{target:?}: {e}\n{src}"));
+                c.realize(&args, &mut buf).unwrap_or_else(|e| panic!("{target}: {e}\n{src}"));
                 buf
             })
             .collect();
@@ -135,7 +135,7 @@ fn same_pixels<T: Element>(
         assert_pixels(
             buf,
             expected[0].as_slice(),
-            format_args!("auto-schedule changed the pixels on {target:?}:\n{src}"),
+            format_args!("auto-schedule changed the pixels on {target}:\n{src}"),
         );
     }
     src
@@ -285,7 +285,7 @@ fn a_serial_histogram_is_factored_into_parallel_strips() {
         let c = p.compile(&target).unwrap();
         let mut buf = Buffer::<u8>::new(&[45, 31]);
         c.realize(&args, &mut buf).unwrap();
-        assert_same_pixels(&buf, &expected, format_args!("{target:?}:\n{second}"));
+        assert_same_pixels(&buf, &expected, format_args!("{target}:\n{second}"));
     }
 }
 

@@ -72,7 +72,7 @@ fn check_with_margin(margin: i32, schedule: impl Fn(&Blur)) {
     for target in targets_under_test() {
         let b = blur();
         schedule(&b);
-        assert_pixels(&run(&b, &target, margin), &expected, format_args!("{target:?}"));
+        assert_pixels(&run(&b, &target, margin), &expected, format_args!("{target}"));
     }
 }
 

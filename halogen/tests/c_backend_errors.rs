@@ -42,9 +42,9 @@ fn too_small_input_gives_the_interpreters_message() {
         let expected = realize_err(&Target::interp(), extent);
         for target in targets_under_test() {
             let got = realize_err(&target, extent);
-            assert!(matches!(got, Error::Runtime(_)), "{target:?}: {got}");
-            assert_eq!(got, expected, "{target:?}");
-            assert!(got.to_string().contains("'input' is too small"), "{target:?}: {got}");
+            assert!(matches!(got, Error::Runtime(_)), "{target}: {got}");
+            assert_eq!(got, expected, "{target}");
+            assert!(got.to_string().contains("'input' is too small"), "{target}: {got}");
         }
     }
 }
@@ -56,18 +56,18 @@ fn argument_mistakes_are_caught_before_native_code_runs() {
         let c = Pipeline::new(&[&f]).compile(&target).unwrap();
         let mut out = Buffer::<u16>::new(&[16, 16]);
         let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
-        assert!(e.contains("no buffer given for ImageParam 'input'"), "{target:?}: {e}");
+        assert!(e.contains("no buffer given for ImageParam 'input'"), "{target}: {e}");
         let wrong = Buffer::<u8>::new(&[18, 18]);
         let mut args = Args::new();
         args.image(&input, &wrong);
         let e = c.realize(&args, &mut out).unwrap_err().to_string();
-        assert!(e.contains("holds uint8"), "{target:?}: {e}");
+        assert!(e.contains("holds uint8"), "{target}: {e}");
         let mut out3 = Buffer::<u16>::new(&[4, 4, 4]);
         let img = Buffer::<u16>::new(&[18, 18]);
         let mut args = Args::new();
         args.image(&input, &img);
         let e = c.realize(&args, &mut out3).unwrap_err().to_string();
-        assert!(e.contains("3 dimensions"), "{target:?}: {e}");
+        assert!(e.contains("3 dimensions"), "{target}: {e}");
     }
 }
 

@@ -79,7 +79,7 @@ fn blur_vectorized_by_8_on_u16_gives_identical_pixels() {
             assert_pixels(
                 &realize(&b, &c, w, h),
                 expected.as_slice(),
-                format_args!("schedule {schedule} on {target:?}"),
+                format_args!("schedule {schedule} on {target}"),
             );
         }
         let bh = blur(schedule);
@@ -100,7 +100,7 @@ fn one_compiled_pipeline_runs_on_many_threads_at_once() {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..3 {
-                        assert_pixels(&realize(&b, &c, 130, 70), &expected, format_args!("{target:?}"));
+                        assert_pixels(&realize(&b, &c, 130, 70), &expected, format_args!("{target}"));
                     }
                 });
             }
@@ -131,13 +131,13 @@ fn float_stencil_is_bit_identical() {
     };
     let expected = run(&Target::interp());
     for target in targets_under_test() {
-        assert_eq!(run(&target), expected, "{target:?}");
+        assert_eq!(run(&target), expected, "{target}");
     }
     // Scheduling changes the Funcs for the later runs, so the scheduled runs come last.
     mag.vectorize(x, 8).parallel(y);
     gx.compute_at(&mag, y).vectorize(x, 8);
     for target in targets_under_test() {
-        assert_eq!(run(&target), expected, "vectorized, on {target:?}");
+        assert_eq!(run(&target), expected, "vectorized, on {target}");
     }
 }
 
@@ -181,7 +181,7 @@ fn strided_and_gathered_loads_give_identical_pixels() {
     for lanes in [4, 5, 8, 16] {
         for target in targets_under_test() {
             let (got, _) = run(lanes, &target);
-            assert_eq!(got, expected, "vectorized by {lanes} on {target:?}");
+            assert_eq!(got, expected, "vectorized by {lanes} on {target}");
         }
         let (_, src) = run(lanes, &Target::host());
         assert!(src.contains("h_lds_f32"), "no strided load for 3x + 2 at {lanes} lanes:\n{src}");
@@ -215,7 +215,7 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     f.vectorize(x, 8);
     for target in targets_under_test() {
         let (got, _) = run(&target);
-        assert_eq!(got, expected, "{target:?}");
+        assert_eq!(got, expected, "{target}");
     }
     let (_, src) = run(&Target::host());
     assert!(!src.contains("h_sel_f32x8("), "the band test blends:\n{src}");

@@ -69,9 +69,9 @@ fn error_texts() {
     for target in targets_under_test() {
         let got = error_texts_on(&target);
         for (g, t) in got.iter().zip(&texts) {
-            assert_eq!(g, t, "on {target:?}");
+            assert_eq!(g, t, "on {target}");
         }
-        assert_eq!(got.len(), texts.len(), "on {target:?}");
+        assert_eq!(got.len(), texts.len(), "on {target}");
     }
     insta::assert_snapshot!(texts.join("\n"));
 }

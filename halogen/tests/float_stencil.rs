@@ -65,7 +65,7 @@ fn float_stencil_is_bit_identical_across_schedules() {
             assert_pixels(
                 &run(schedule, &target),
                 reference.as_slice(),
-                format_args!("schedule {schedule} on {target:?}"),
+                format_args!("schedule {schedule} on {target}"),
             );
         }
     }

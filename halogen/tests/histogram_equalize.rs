@@ -68,7 +68,7 @@ fn histogram_equalization_matches_reference() {
             let mut args = Args::new();
             args.image(&input, &img);
             let buf = realize::<u8>(&target, &out, &args, &[0, 0], &[45, 31]);
-            assert_pixels(&buf, &expected, format_args!("schedule {schedule} on {target:?}"));
+            assert_pixels(&buf, &expected, format_args!("schedule {schedule} on {target}"));
         }
     }
 }
@@ -78,6 +78,6 @@ fn compute_at_a_missing_loop_is_an_error() {
     for target in targets_under_test() {
         let (_, out) = pipeline(2);
         let e = compile_error(&target, &out);
-        assert!(e.contains("hist") && e.contains("__never"), "{target:?}: {e}");
+        assert!(e.contains("hist") && e.contains("__never"), "{target}: {e}");
     }
 }

@@ -12,7 +12,7 @@ use halogen::prelude::*;
 fn check_1d<T: Element>(f: &Func, extent: i32, args: &Args, expected: &[T]) {
     for target in targets_under_test() {
         let got = realize::<T>(&target, f, args, &[0], &[extent]);
-        assert_pixels(&got, expected, format_args!("'{}' on {target:?}", f.name()));
+        assert_pixels(&got, expected, format_args!("'{}' on {target}", f.name()));
     }
 }
 
@@ -58,7 +58,7 @@ fn argmin_finds_first_minimum() {
     for (func, expected) in [(&f, 1), (&g, 2)] {
         for target in targets_under_test() {
             let out = realize::<i32>(&target, func, &args, &[], &[]);
-            assert_pixels(&out, &[expected], format_args!("'{}' on {target:?}", func.name()));
+            assert_pixels(&out, &[expected], format_args!("'{}' on {target}", func.name()));
         }
     }
 }
@@ -104,11 +104,11 @@ fn scheduled_reduction_and_bound() {
         let c = Pipeline::new(&[&g]).compile(&target).unwrap();
         let mut out = Buffer::<i32>::new(&[6, 2]);
         c.realize(&Args::new(), &mut out).unwrap();
-        assert_pixels(&out, expected.as_slice(), format_args!("{target:?}"));
+        assert_pixels(&out, expected.as_slice(), format_args!("{target}"));
         // A consumer that needs more than the bound is an error naming the Func.
         let mut big = Buffer::<i32>::new(&[7, 2]);
         let e = c.realize(&Args::new(), &mut big).unwrap_err().to_string();
-        assert!(e.contains("accumulated"), "{target:?}: {e}");
+        assert!(e.contains("accumulated"), "{target}: {e}");
     }
 }
 
@@ -123,6 +123,6 @@ fn unroll_full_and_float_params() {
     args.param(&gain, 0.5);
     for target in targets_under_test() {
         let out = realize::<f32>(&target, &f, &args, &[0, 0], &[2, 3]);
-        assert_pixels(&out, &[0.0, 0.5, 5.0, 5.5, 10.0, 10.5], format_args!("{target:?}"));
+        assert_pixels(&out, &[0.0, 0.5, 5.0, 5.5, 10.0, 10.5], format_args!("{target}"));
     }
 }

@@ -226,7 +226,7 @@ fn check<T: TestValue>() {
                     let (e, g) = (expected[row * N as usize + x], got[row * N as usize + x]);
                     assert!(
                         same_bits(e, g),
-                        "{} schedule {schedule} on {target:?}, row {row}, x {x}: interpreter {e:?}, got {g:?}",
+                        "{} schedule {schedule} on {target}, row {row}, x {x}: interpreter {e:?}, got {g:?}",
                         T::TYPE
                     );
                 }

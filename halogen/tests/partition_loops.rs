@@ -64,7 +64,7 @@ fn every_size_and_offset_gives_the_reference() {
                                 &out,
                                 &reference(&data, in_min, out_min, out_len),
                                 format_args!(
-                                    "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target:?}"
+                                    "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"
                                 ),
                             );
                         }
@@ -125,7 +125,7 @@ fn clamps_against_constants_near_the_i32_limits() {
             args.image(&input, &img);
             compiled.realize(&args, &mut out).unwrap();
             let expected: Vec<i32> = (out_min..out_min + len).map(|x| at(x - 1) + at(x + 1) * 3).collect();
-            assert_pixels(&out, &expected, format_args!("output [{out_min}, +{len}), {target:?}"));
+            assert_pixels(&out, &expected, format_args!("output [{out_min}, +{len}), {target}"));
         }
     }
 }

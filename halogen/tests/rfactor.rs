@@ -56,7 +56,7 @@ fn a_histogram_factored_by_row_strips_counts_every_pixel_once() {
         partial.compute_root().vectorize(h.i, 8);
         partial.update_stage(0).parallel(u);
         h.hist.compute_root().update_stage(0).vectorize(h.i, 8);
-        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target}"));
     }
 }
 
@@ -69,7 +69,7 @@ fn a_whole_reduction_variable_factors_into_one_partial_result_per_value() {
         let u = Var::new("u");
         let partial = h.hist.update_stage(0).rfactor(&[(h.r.y(), u)]);
         partial.compute_root().update_stage(0).parallel(u);
-        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target}"));
     }
 }
 
@@ -81,7 +81,7 @@ fn both_variables_factored_leave_an_update_without_a_domain() {
         let h = hist_pipeline();
         let (u, v) = (Var::new("u"), Var::new("v"));
         h.hist.update_stage(0).rfactor(&[(h.r.x(), u), (h.r.y(), v)]);
-        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target:?}"));
+        assert_pixels(&realize_hist(&h, &target, &img), &expected, format_args!("{target}"));
     }
 }
 
@@ -134,7 +134,7 @@ fn column_sums_min_max_and_any_factor_exactly() {
             let l = *col.iter().min().unwrap() as i32;
             let m = *col.iter().max().unwrap() as i32;
             let a = col.contains(&22) as i32;
-            assert_eq!(got[[xx]], s + l * 1000 + m * 100_000 + a * 10_000_000, "column {xx} on {target:?}");
+            assert_eq!(got[[xx]], s + l * 1000 + m * 100_000 + a * 10_000_000, "column {xx} on {target}");
         }
     }
 }
@@ -157,7 +157,7 @@ fn a_zero_dimensional_reduction_factors() {
         let mut args = Args::new();
         args.image(&input, &img);
         c.realize(&args, &mut got).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(got.as_slice(), &[expected], "{target:?}");
+        assert_eq!(got.as_slice(), &[expected], "{target}");
     }
 }
 
@@ -174,7 +174,7 @@ fn rfactor_error(schedule: impl Fn(&Hist), needles: &[&str]) {
         schedule(&h);
         let err = common::compile_error(&target, &h.hist);
         for n in needles {
-            assert!(err.contains(n), "'{n}' not in, on {target:?}: {err}");
+            assert!(err.contains(n), "'{n}' not in, on {target}: {err}");
         }
     }
 }
@@ -202,7 +202,7 @@ fn misuse_is_a_clear_error() {
     total.update((), total.at(()) + input.at(r.x()));
     total.update_stage(0).rfactor(&[(r.x(), u)]);
     for (target, err) in compile_errors(&total) {
-        assert!(err.contains("float32") && err.contains("rounding"), "{target:?}: {err}");
+        assert!(err.contains("float32") && err.contains("rounding"), "{target}: {err}");
     }
 
     // Not of the form f = f ⊕ e.
@@ -213,6 +213,6 @@ fn misuse_is_a_clear_error() {
     poly.update((), poly.at(()) * 2 + input.at(r.x()));
     poly.update_stage(0).rfactor(&[(r.x(), u)]);
     for (target, err) in compile_errors(&poly) {
-        assert!(err.contains("must have the form"), "{target:?}: {err}");
+        assert!(err.contains("must have the form"), "{target}: {err}");
     }
 }

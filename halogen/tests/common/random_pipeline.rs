@@ -191,14 +191,14 @@ pub fn input_image() -> Buffer<i32> {
 /// error names the step that failed and, for a failed run, shows the loop nest.
 pub fn realize(b: &Built, out_min: (i32, i32), out_extent: (i32, i32), target: &Target) -> Result<Vec<i32>, String> {
     let out_f = b.funcs.last().unwrap();
-    let compiled = Pipeline::new(&[out_f]).compile(target).map_err(|e| format!("compile on {target:?}: {e}"))?;
+    let compiled = Pipeline::new(&[out_f]).compile(target).map_err(|e| format!("compile on {target}: {e}"))?;
     let img = input_image();
     let mut out = Buffer::<i32>::with_min(&[out_min.0, out_min.1], &[out_extent.0, out_extent.1]);
     let mut args = Args::new();
     args.image(&b.input, &img);
     compiled
         .realize(&args, &mut out)
-        .map_err(|e| format!("realize on {target:?}: {e}\n{}", compiled.lowered_stmt()))?;
+        .map_err(|e| format!("realize on {target}: {e}\n{}", compiled.lowered_stmt()))?;
     Ok(out.as_slice().to_vec())
 }
 
