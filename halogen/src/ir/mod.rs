@@ -8,8 +8,8 @@ pub mod types;
 pub mod visit;
 
 pub use expr::{
-    BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, Intrinsic, Name, ReductionDomain, ReductionRef,
-    ReductionVariable, VarBinding,
+    BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, FuncId, Intrinsic, Name, ReductionDomain,
+    ReductionRef, ReductionVariable, VarBinding,
 };
 pub use stmt::{ForKind, MsgPart, Range, Stmt};
 pub use types::{Type, TypeCode};

@@ -77,10 +77,8 @@ impl Display for Expr {
             ExprKind::Let { name, value, body } => write!(f, "(let {name} = {value} in {body})"),
             ExprKind::Call { name, args, kind } => {
                 write!(f, "{name}")?;
-                if let CallKind::Func { func, value_index } = kind {
-                    if func.num_values() > 1 {
-                        write!(f, ".{value_index}")?;
-                    }
+                if let CallKind::Func { value_index, tuple: true, .. } = kind {
+                    write!(f, ".{value_index}")?;
                 }
                 write!(f, "(")?;
                 for (i, a) in args.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! `Provide` and calls become flat `Store` and `Load`s on those buffers, on the output
 //! buffers and on the input images (whose shapes are bound when the pipeline runs).
 
-use super::environment::buffer_names;
+use super::environment::{buffer_name, buffer_names};
 use super::storage_folding::Fold;
 use super::LowerCtx;
 use crate::error::{Error, Result};
@@ -61,10 +61,9 @@ impl Flatten<'_> {
 impl Mutator for Flatten<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.kind() {
-            ExprKind::Call { name, args, kind: CallKind::Func { value_index, func } } => {
+            ExprKind::Call { name, args, kind: CallKind::Func { value_index, tuple, .. } } => {
                 let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
-                let n = self.ctx.env.funcs.get(name).map_or_else(|| func.num_values(), |f| f.types.len());
-                let buf = buffer_names(name, n)[*value_index].clone();
+                let buf = buffer_name(name, *value_index, *tuple);
                 let index = self.index(name, &args, false);
                 Expr::load(e.ty(), buf, index, None)
             }
