@@ -11,6 +11,6 @@ pub use expr::{
     BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, FuncId, Intrinsic, Name, ReductionDomain,
     ReductionRef, ReductionVariable, VarBinding,
 };
-pub use stmt::{ForKind, MsgPart, Range, Stmt};
+pub use stmt::{Fold, ForKind, MsgPart, Range, Stmt, VectorTail};
 pub use types::{Type, TypeCode};
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};

@@ -4,31 +4,15 @@
 //! scatters, the guard into masks. Whenever the region is at least the factor (nearly
 //! always) neither can fire, so the loop outside the vector loop is specialized:
 //! `if (factor <= extent) { loop without clamp or guard } else { loop as it was }`.
-//! Bounds inference ran on the guarded form, so the regions it found stay exact.
+//! Bounds inference ran on the guarded form, so the regions it found stay exact. Schedule
+//! functions records each such split on the loop where it is specialized (`For::tails`);
+//! this pass applies them and clears them.
 
-use super::LowerCtx;
 use crate::analysis::simplify;
 use crate::error::Result;
-use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Name, Stmt};
+use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Stmt};
 
-/// A ShiftInwards split whose inner loop is vectorized.
-#[derive(Clone, Debug)]
-pub struct VectorTail {
-    /// The loop just outside the vector loop, where the specialization goes.
-    pub outer_loop: Name,
-    /// When it holds, the clamp and the guard change nothing: `factor <= extent` for
-    /// ShiftInwards; for GuardWithIf, that the last lane of this vector is in range.
-    pub condition: Expr,
-    /// The guard's term that `condition` makes true.
-    pub guard_term: Expr,
-    /// GuardWithIf: `condition` depends on the loop's variable, so the specialization
-    /// goes inside the loop, around its body.
-    pub per_iteration: bool,
-    /// The let defining the split variable, `min(value, last)` in the general case.
-    pub var: Name,
-    /// Its value without the clamp.
-    pub unclamped: Expr,
-}
+pub use crate::ir::VectorTail;
 
 /// The body of the fast version: the clamps dropped, the conditions known true.
 struct Assume<'a> {
@@ -54,30 +38,22 @@ impl Mutator for Assume<'_> {
     }
 }
 
-struct Specialize<'a> {
-    tails: &'a [VectorTail],
-}
+struct Specialize;
 
-impl Mutator for Specialize<'_> {
+impl Mutator for Specialize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
-        let Stmt::For { name, .. } = &s else { return s };
-        let name = name.clone();
+        let Stmt::For { name, min, extent, kind, tails, body } = s else { return s };
         let here = |per_iteration: bool| -> Vec<&VectorTail> {
-            self.tails.iter().filter(|t| t.outer_loop == name && t.per_iteration == per_iteration).collect()
+            tails.iter().filter(|t| t.per_iteration == per_iteration).collect()
         };
         let specialize = |tails: Vec<&VectorTail>, s: Stmt| -> Stmt {
             let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
             let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
             Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
         };
-        let s = match s {
-            Stmt::For { name: n, min, extent, kind, body } => {
-                let body = specialize(here(true), *body);
-                Stmt::For { name: n, min, extent, kind, body: Box::new(body) }
-            }
-            s => s,
-        };
+        let body = specialize(here(true), *body);
+        let s = Stmt::For { name, min, extent, kind, tails: Vec::new(), body: Box::new(body) };
         specialize(here(false), s)
     }
 }
@@ -102,10 +78,16 @@ fn simplify_guards(s: Stmt) -> Stmt {
     Guards.mutate_stmt(&s)
 }
 
-/// Runs the pass.
-pub fn specialize_tails(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
-    if ctx.vector_tails.is_empty() {
+/// Runs the pass: specializes every loop that carries vector tails, and clears them.
+pub fn specialize_tails(s: Stmt) -> Result<Stmt> {
+    fn has_tails(s: &Stmt) -> bool {
+        let mut found = matches!(s, Stmt::For { tails, .. } if !tails.is_empty());
+        s.for_each_child(|c| found = found || has_tails(c), |_| {});
+        found
+    }
+    // Rebuilding would also regroup blocks; a nest without tails is left as it is.
+    if !has_tails(&s) {
         return Ok(s);
     }
-    Ok(Specialize { tails: &ctx.vector_tails }.mutate_stmt(&s))
+    Ok(Specialize.mutate_stmt(&s))
 }
