@@ -859,3 +859,48 @@ fn reorder_dims(s: &mut StageSchedule, order: &[Name]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+
+    #[test]
+    fn two_funcs_with_one_name_are_rejected() {
+        let x = Var::new("x");
+        let (a, b) = (Func::new("fid_dup"), Func::new("fid_dup"));
+        a.def(x, x + 1);
+        b.def(x, a.at(x) * 2);
+        let out = Func::new("fid_out");
+        out.def(x, b.at(x));
+        let err = Pipeline::new(&[&out]).compile(&Target::interp()).unwrap_err();
+        assert!(err.to_string().contains("two different Funcs are named 'fid_dup'"), "{err}");
+    }
+
+    #[test]
+    fn a_call_keeps_its_func_after_the_last_handle_is_dropped() {
+        let x = Var::new("x");
+        let call = {
+            let g = Func::new("fid_dropped");
+            g.def(x, x * 3);
+            g.at(x + 1)
+        };
+        let f = Func::new("fid_caller");
+        f.def(x, call);
+        let mut buf = Buffer::<i32>::new(&[4]);
+        Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().realize(&Args::new(), &mut buf).unwrap();
+        assert_eq!(buf.as_slice(), &[3, 6, 9, 12]);
+    }
+
+    #[test]
+    fn a_call_to_a_tuple_names_its_value() {
+        let x = Var::new("x");
+        let t = Func::new("fid_tuple");
+        t.def_tuple(x, &[Expr::from(x), Expr::from(x) * 2]);
+        let one = Func::new("fid_one");
+        one.def(x, x);
+        assert_eq!(t.at_tuple(x, 1).to_string(), "fid_tuple.1(x)");
+        assert_eq!(one.at(x).to_string(), "fid_one(x)");
+        assert_eq!(t.func_ref().id(), t.func_ref().called_id().unwrap());
+        assert_ne!(t.func_ref().id(), one.func_ref().id());
+    }
+}

@@ -539,3 +539,46 @@ fn check_uses_inside(s: &Stmt, env: &super::environment::Environment) -> Result<
 pub fn uses(e: &Expr, name: &str) -> bool {
     expr_uses_var(e, name)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{ForKind, Stmt};
+    use crate::lower::{environment, LowerCtx};
+    use crate::prelude::*;
+
+    /// The loops that carry vector tails, with the kind of the loop each one's body
+    /// starts (through its lets).
+    fn loops_with_tails(s: &Stmt, out: &mut Vec<(String, usize, Option<ForKind>)>) {
+        if let Stmt::For { name, tails, body, .. } = s {
+            if !tails.is_empty() {
+                let mut inner = &**body;
+                while let Stmt::LetStmt { body, .. } = inner {
+                    inner = body;
+                }
+                let kind = match inner {
+                    Stmt::For { kind, .. } => Some(*kind),
+                    _ => None,
+                };
+                out.push((name.to_string(), tails.len(), kind));
+            }
+        }
+        s.for_each_child(|c| loops_with_tails(c, out), |_| {});
+    }
+
+    #[test]
+    fn shift_inwards_vector_splits_put_their_tails_on_the_loop_enclosing_the_vector_loop() {
+        let input = ImageParam::new(Type::u16(), 2, "vt_input");
+        let (x, y, xo, xi) = (Var::new("x"), Var::new("y"), Var::new("xo"), Var::new("xi"));
+        let f = Func::new("vt_out");
+        f.def((x, y), input.at((x, y)) + 1);
+        f.split(x, xo, xi, 8).vectorize(xi, 8);
+        let ctx = LowerCtx::new(environment::build_environment(&[f.func_ref().clone()]).unwrap());
+        let s = super::schedule_functions(&ctx).unwrap();
+        let mut found = Vec::new();
+        loops_with_tails(&s, &mut found);
+        // vectorize(xi, 8) splits xi again (xi.xi outside the vector loop xi.xi_vi): both
+        // ShiftInwards splits enclose the vector loop, and both tails go on xi.xi.
+        assert_eq!(found, vec![("vt_out.s0.x.xi.xi".to_string(), 2, Some(ForKind::Vectorized))], "{s}");
+        assert!(s.to_string().contains("for (vt_out.s0.x.xi.xi, 0, ((8 + 7) / 8)) tail((8 <= "), "{s}");
+    }
+}

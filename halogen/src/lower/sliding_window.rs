@@ -258,3 +258,34 @@ pub fn sliding_window(mut s: Stmt, env: &Environment) -> Result<Stmt> {
     Slider { env, slides: HashMap::new(), unslid: HashMap::new() }.walk(&mut s);
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::lower::{bounds_inference, environment, schedule_functions, storage_folding, LowerCtx};
+    use crate::prelude::*;
+
+    /// The blur of Halide 2012 with `blur_x` stored at root and computed per row of `blur_y`,
+    /// lowered up to this pass.
+    fn slid_blur() -> crate::ir::Stmt {
+        let input = ImageParam::new(Type::u16(), 2, "sw_input");
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let (bx, by) = (Func::new("sw_blur_x"), Func::new("sw_blur_y"));
+        bx.def((x, y), input.at((x, y - 1)) + input.at((x, y)));
+        by.def((x, y), bx.at((x, y - 1)) + bx.at((x, y)) + bx.at((x, y + 1)));
+        bx.store_root().compute_at(&by, y);
+        let ctx = LowerCtx::new(environment::build_environment(&[by.func_ref().clone()]).unwrap());
+        let s = schedule_functions::schedule_functions(&ctx).unwrap();
+        let s = bounds_inference::bounds_inference(s, &ctx).unwrap();
+        super::sliding_window(s, &ctx.env).unwrap()
+    }
+
+    #[test]
+    fn the_realize_of_a_sliding_func_records_its_fold() {
+        let s = slid_blur();
+        assert_eq!(storage_folding::folds(&s), vec![("sw_blur_x".into(), crate::ir::Fold { dim: 1, factor: 3 })]);
+        let text = s.to_string();
+        assert!(text.contains("realize sw_blur_x(") && text.contains(": uint16 fold(1, 3) {"), "{text}");
+        // The output is not stored above its compute level, so it neither slides nor folds.
+        assert!(!text.contains("realize sw_blur_y"), "{text}");
+    }
+}

@@ -91,3 +91,53 @@ pub fn specialize_tails(s: Stmt) -> Result<Stmt> {
     }
     Ok(Specialize.mutate_stmt(&s))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Expr, ForKind, Stmt, Type, VectorTail};
+
+    fn v(n: &str) -> Expr {
+        Expr::var(Type::i32(), n)
+    }
+
+    /// `for (xo, 0, n) { let x = min(xo * 8, n - 8) ... store if guard }`, carrying a
+    /// ShiftInwards tail whose condition is `8 <= n`.
+    fn nest(tails: Vec<VectorTail>) -> Stmt {
+        let fits = Expr::le(Expr::i32(8), v("n"));
+        let guard = Expr::or(fits, Expr::lt(v("x"), v("n")));
+        let store = Stmt::Store { buffer: "out".into(), value: Expr::i32(1), index: v("x"), predicate: None };
+        let clamped = Expr::min(Expr::mul(v("xo"), Expr::i32(8)), Expr::sub(v("n"), Expr::i32(8)));
+        let body = Stmt::let_stmt("x", clamped, Stmt::if_then(guard, store));
+        let mut s = Stmt::for_loop("xo", Expr::i32(0), v("n"), ForKind::Serial, body);
+        if let Stmt::For { tails: t, .. } = &mut s {
+            *t = tails;
+        }
+        s
+    }
+
+    #[test]
+    fn a_loop_with_a_tail_gets_a_fast_version_and_loses_the_tail() {
+        let fits = Expr::le(Expr::i32(8), v("n"));
+        let tail = VectorTail {
+            condition: fits.clone(),
+            guard_term: fits,
+            per_iteration: false,
+            var: "x".into(),
+            unclamped: Expr::mul(v("xo"), Expr::i32(8)),
+        };
+        let s = nest(vec![tail]);
+        assert!(s.to_string().starts_with("for (xo, 0, n) tail((8 <= n), (8 <= n), x = (xo * 8)) {\n"), "{s}");
+        let out = super::specialize_tails(s).unwrap();
+        let Stmt::IfThenElse { condition, then_case, else_case: Some(slow) } = &out else { panic!("{out}") };
+        assert_eq!(condition.to_string(), "(8 <= n)");
+        // The fast version has no clamp and no guard; the other is the loop as it was.
+        assert_eq!(then_case.to_string(), "for (xo, 0, n) {\n  let x = (xo * 8)\n  out[x] = 1\n}\n");
+        assert_eq!(**slow, nest(Vec::new()));
+    }
+
+    #[test]
+    fn a_nest_without_tails_is_unchanged() {
+        let s = nest(Vec::new());
+        assert_eq!(super::specialize_tails(s.clone()).unwrap(), s);
+    }
+}
