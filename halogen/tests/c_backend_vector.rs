@@ -76,11 +76,7 @@ fn blur_vectorized_by_8_on_u16_gives_identical_pixels() {
         for target in targets_under_test() {
             let b = blur(schedule);
             let c = Pipeline::new(&[&b.out]).compile(&target).unwrap();
-            assert_pixels(
-                &realize(&b, &c, w, h),
-                expected.as_slice(),
-                format_args!("schedule {schedule} on {target}"),
-            );
+            assert_pixels(&realize(&b, &c, w, h), expected.as_slice(), format_args!("schedule {schedule} on {target}"));
         }
         let bh = blur(schedule);
         let ch = Pipeline::new(&[&bh.out]).compile(&Target::host()).unwrap();

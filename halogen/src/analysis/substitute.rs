@@ -164,10 +164,10 @@ impl Substituter {
                 let (n, b) = self.binder(name, body);
                 Stmt::LetStmt { name: n, value: v, body: Box::new(b) }
             }
-            Stmt::For { name, min, extent, kind, body } => {
+            Stmt::For { name, min, extent, kind, tails, body } => {
                 let (mn, ex) = (self.expr(min), self.expr(extent));
                 let (n, b) = self.binder(name, body);
-                Stmt::For { name: n, min: mn, extent: ex, kind: *kind, body: Box::new(b) }
+                Stmt::For { name: n, min: mn, extent: ex, kind: *kind, tails: tails.clone(), body: Box::new(b) }
             }
             _ => mutate_stmt_children(self, s),
         }

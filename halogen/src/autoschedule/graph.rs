@@ -113,7 +113,7 @@ impl Visitor for CallFinder {
     fn visit_expr(&mut self, e: &Expr) {
         match e.kind() {
             ExprKind::Call { name, args, kind: CallKind::Func { func, .. } } => {
-                self.calls.push((Some(func.clone()), name.clone(), args.clone()));
+                self.calls.push((Some(FuncRef::from_id(*func)), name.clone(), args.clone()));
                 self.index_depth += 1;
                 args.iter().for_each(|a| self.visit_expr(a));
                 self.index_depth -= 1;

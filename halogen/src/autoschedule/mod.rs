@@ -300,8 +300,16 @@ fn split_loops_slide() -> bool {
         by.def((x, y), bx.at((x, y - 1)) + bx.at((x, y + 1)));
         by.tile(x, y, xi, yi, 16, 16);
         bx.compute_at(&by, yi).store_at(&by, x);
-        crate::lower::lower(&[by.func_ref().clone()], &crate::Target::host())
-            .is_ok_and(|l| l.folds.contains_key("halogen$slide_probe_bx"))
+        // Folding is decided with sliding, and recorded on the Realize that flattening
+        // then replaces: look at the nest just after it.
+        use crate::lower::{bounds_inference, environment, schedule_functions, sliding_window, storage_folding};
+        let nest = environment::build_environment(&[by.func_ref().clone()]).and_then(|env| {
+            let ctx = crate::lower::LowerCtx::new(env);
+            let s = schedule_functions::schedule_functions(&ctx)?;
+            let s = bounds_inference::bounds_inference(s, &ctx)?;
+            sliding_window::sliding_window(s, &ctx.env)
+        });
+        nest.is_ok_and(|s| storage_folding::folds(&s).iter().any(|(n, _)| &**n == "halogen$slide_probe_bx"))
     })
 }
 

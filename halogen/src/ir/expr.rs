@@ -9,7 +9,6 @@
 //! generated code needs it.
 
 use super::types::Type;
-use crate::lang::func::FuncRef;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -97,12 +96,33 @@ pub enum Intrinsic {
     BitNot,
 }
 
+/// Identifies a Func in the calls of the user's definitions, so that the front end can go
+/// from a call to the Func's definitions without the IR holding the Func itself. Lowering
+/// refers to Funcs by name (the call's `name`), unique in a pipeline.
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen::ir::{CallKind, ExprKind};
+/// let (f, g) = (Func::new("f"), Func::new("g"));
+/// let x = Var::new("x");
+/// f.def(x, x + 1);
+/// g.def(x, x * 2);
+/// let id = |e: &Expr| match e.kind() {
+///     ExprKind::Call { kind: CallKind::Func { func, .. }, .. } => *func,
+///     _ => unreachable!(),
+/// };
+/// assert_eq!(id(&f.at(x)), id(&f.at(x + 1)));
+/// assert_ne!(id(&f.at(x)), id(&g.at(x)));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct FuncId(pub u32);
+
 /// What a call refers to.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum CallKind {
-    /// A value of a Func (before lowering turns it into a load); `value_index` picks the
-    /// tuple element.
-    Func { func: FuncRef, value_index: usize },
+    /// A value of a Func (before lowering turns it into a load): `value_index` picks the
+    /// value of a Func with several (`tuple`), which prints as `f.1(x)`.
+    Func { func: FuncId, value_index: usize, tuple: bool },
     /// A pixel of an input image (an `ImageParam`), by the image's name.
     Image,
     /// A built-in function.

@@ -8,9 +8,9 @@ pub mod types;
 pub mod visit;
 
 pub use expr::{
-    BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, Intrinsic, Name, ReductionDomain, ReductionRef,
-    ReductionVariable, VarBinding,
+    BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, FuncId, Intrinsic, Name, ReductionDomain,
+    ReductionRef, ReductionVariable, VarBinding,
 };
-pub use stmt::{ForKind, MsgPart, Range, Stmt};
+pub use stmt::{Fold, ForKind, MsgPart, Range, Stmt, VectorTail};
 pub use types::{Type, TypeCode};
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};

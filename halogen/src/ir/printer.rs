@@ -77,10 +77,8 @@ impl Display for Expr {
             ExprKind::Let { name, value, body } => write!(f, "(let {name} = {value} in {body})"),
             ExprKind::Call { name, args, kind } => {
                 write!(f, "{name}")?;
-                if let CallKind::Func { func, value_index } = kind {
-                    if func.num_values() > 1 {
-                        write!(f, ".{value_index}")?;
-                    }
+                if let CallKind::Func { value_index, tuple: true, .. } = kind {
+                    write!(f, ".{value_index}")?;
                 }
                 write!(f, "(")?;
                 for (i, a) in args.iter().enumerate() {
@@ -131,8 +129,13 @@ fn print_stmt(s: &Stmt, indent: usize, out: &mut String) {
             print_stmt(body, indent + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
-        Stmt::For { name, min, extent, kind, body } => {
-            let _ = writeln!(out, "{pad}{} ({name}, {min}, {extent}) {{", kind_word(*kind));
+        Stmt::For { name, min, extent, kind, tails, body } => {
+            let _ = write!(out, "{pad}{} ({name}, {min}, {extent})", kind_word(*kind));
+            for t in tails {
+                let word = if t.per_iteration { "tail_each" } else { "tail" };
+                let _ = write!(out, " {word}({}, {}, {} = {})", t.condition, t.guard_term, t.var, t.unclamped);
+            }
+            out.push_str(" {\n");
             print_stmt(body, indent + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
@@ -142,10 +145,14 @@ fn print_stmt(s: &Stmt, indent: usize, out: &mut String) {
             let rhs = if vals.len() == 1 { vals[0].clone() } else { format!("{{{}}}", vals.join(", ")) };
             let _ = writeln!(out, "{pad}{name}({}) = {rhs}", args.join(", "));
         }
-        Stmt::Realize { name, types, bounds, body } => {
+        Stmt::Realize { name, types, bounds, fold, body } => {
             let b: Vec<String> = bounds.iter().map(|r| format!("[{}, {}]", r.min, r.extent)).collect();
             let t: Vec<String> = types.iter().map(|t| t.to_string()).collect();
-            let _ = writeln!(out, "{pad}realize {name}({}) : {} {{", b.join(", "), t.join(", "));
+            let _ = write!(out, "{pad}realize {name}({}) : {}", b.join(", "), t.join(", "));
+            if let Some(f) = fold {
+                let _ = write!(out, " fold({}, {})", f.dim, f.factor);
+            }
+            out.push_str(" {\n");
             print_stmt(body, indent + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }

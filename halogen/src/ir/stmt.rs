@@ -47,6 +47,72 @@ pub enum MsgPart {
     Value(Expr),
 }
 
+/// How a Func's storage is folded into a circular buffer: along dimension `dim`, the
+/// coordinate modulo `factor` (the rows one iteration of a sliding window needs).
+/// Printed after a `realize`'s types as `fold(dim, factor)`.
+///
+/// ```
+/// use halogen::ir::{Expr, Fold, Range, Stmt, Type};
+/// let r = Stmt::Realize {
+///     name: "f".into(),
+///     types: vec![Type::u8()],
+///     bounds: vec![Range::new(Expr::i32(0), Expr::i32(64)), Range::new(Expr::i32(0), Expr::i32(64))],
+///     fold: Some(Fold { dim: 1, factor: 3 }),
+///     body: Box::new(Stmt::no_op()),
+/// };
+/// assert!(r.to_string().starts_with("realize f([0, 64], [0, 64]) : uint8 fold(1, 3) {"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Fold {
+    /// The folded dimension.
+    pub dim: usize,
+    /// Rows kept.
+    pub factor: i64,
+}
+
+/// A split tail inside a vector loop that a loop can specialize away (see
+/// `lower::specialize_tails`): where `condition` holds, the split's clamp and guard change
+/// nothing, so the loop gets a version with let `var` bound to `unclamped` and
+/// `guard_term` replaced by `true`. Carried by the loop just outside the vector loop, and
+/// printed there as `tail(condition, guard_term, var = unclamped)` (`tail_each` when the
+/// condition is decided per iteration, inside the loop, around its body). Its expressions
+/// are not children of the loop: they name the loop's own lets, and the passes between
+/// the one that makes it and the one that uses it leave them as they are.
+///
+/// ```
+/// use halogen::ir::{Expr, ForKind, Stmt, Type, VectorTail};
+/// let extent = Expr::var(Type::i32(), "n");
+/// let fits = Expr::le(Expr::i32(8), extent.clone());
+/// let x = Expr::var(Type::i32(), "x");
+/// let tail = VectorTail {
+///     condition: fits.clone(),
+///     guard_term: fits,
+///     per_iteration: false,
+///     var: "v".into(),
+///     unclamped: x.clone(),
+/// };
+/// let mut s = Stmt::for_loop("x", Expr::i32(0), extent, ForKind::Serial, Stmt::no_op());
+/// if let Stmt::For { tails, .. } = &mut s {
+///     tails.push(tail);
+/// }
+/// assert!(s.to_string().starts_with("for (x, 0, n) tail((8 <= n), (8 <= n), v = x) {"));
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct VectorTail {
+    /// When it holds, the clamp and the guard change nothing: `factor <= extent` for
+    /// ShiftInwards; for GuardWithIf, that the last lane of this vector is in range.
+    pub condition: Expr,
+    /// The guard's term that `condition` makes true.
+    pub guard_term: Expr,
+    /// GuardWithIf: `condition` depends on the loop's variable, so the specialization
+    /// goes inside the loop, around its body.
+    pub per_iteration: bool,
+    /// The let defining the split variable, `min(value, last)` in the general case.
+    pub var: Name,
+    /// Its value without the clamp.
+    pub unclamped: Expr,
+}
+
 /// Statement nodes.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Stmt {
@@ -56,12 +122,14 @@ pub enum Stmt {
     Assert { condition: Expr, message: Vec<MsgPart> },
     /// Marks the producing (`is_producer`) or consuming part of a Func's realization.
     ProducerConsumer { name: Name, is_producer: bool, body: Box<Stmt> },
-    /// `for name in [min, min + extent)`.
-    For { name: Name, min: Expr, extent: Expr, kind: ForKind, body: Box<Stmt> },
+    /// `for name in [min, min + extent)`; `tails` are the vector tails to specialize at
+    /// this loop (empty but between schedule functions and specialize tails).
+    For { name: Name, min: Expr, extent: Expr, kind: ForKind, tails: Vec<VectorTail>, body: Box<Stmt> },
     /// Multi-dimensional store of a Func's values (before storage flattening).
     Provide { name: Name, values: Vec<Expr>, args: Vec<Expr> },
-    /// Multi-dimensional storage for a Func over `bounds` (before storage flattening).
-    Realize { name: Name, types: Vec<Type>, bounds: Vec<Range>, body: Box<Stmt> },
+    /// Multi-dimensional storage for a Func over `bounds` (before storage flattening),
+    /// folded into a circular buffer where `fold` says so.
+    Realize { name: Name, types: Vec<Type>, bounds: Vec<Range>, fold: Option<Fold>, body: Box<Stmt> },
     /// `buffer[index] = value`, lanes of `index` wide; lanes where `predicate` is false are
     /// not written.
     Store { buffer: Name, value: Expr, index: Expr, predicate: Option<Expr> },
@@ -107,7 +175,7 @@ impl Stmt {
     }
     /// A `For` loop.
     pub fn for_loop(name: impl Into<Name>, min: Expr, extent: Expr, kind: ForKind, body: Stmt) -> Stmt {
-        Stmt::For { name: name.into(), min, extent, kind, body: Box::new(body) }
+        Stmt::For { name: name.into(), min, extent, kind, tails: Vec::new(), body: Box::new(body) }
     }
     /// `if condition { then_case }`.
     pub fn if_then(condition: Expr, then_case: Stmt) -> Stmt {
@@ -190,11 +258,12 @@ impl Stmt {
             Stmt::ProducerConsumer { name, is_producer, body } => {
                 Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(fs(body)) }
             }
-            Stmt::For { name, min, extent, kind, body } => Stmt::For {
+            Stmt::For { name, min, extent, kind, tails, body } => Stmt::For {
                 name: name.clone(),
                 min: fe(min),
                 extent: fe(extent),
                 kind: *kind,
+                tails: tails.clone(),
                 body: Box::new(fs(body)),
             },
             Stmt::Provide { name, values, args } => Stmt::Provide {
@@ -202,10 +271,11 @@ impl Stmt {
                 values: values.iter().map(&mut fe).collect(),
                 args: args.iter().map(&mut fe).collect(),
             },
-            Stmt::Realize { name, types, bounds, body } => Stmt::Realize {
+            Stmt::Realize { name, types, bounds, fold, body } => Stmt::Realize {
                 name: name.clone(),
                 types: types.clone(),
                 bounds: bounds.iter().map(|b| Range::new(fe(&b.min), fe(&b.extent))).collect(),
+                fold: *fold,
                 body: Box::new(fs(body)),
             },
             Stmt::Store { buffer, value, index, predicate } => Stmt::Store {

@@ -118,19 +118,21 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             is_producer: *is_producer,
             body: Box::new(m.mutate_stmt(body)),
         },
-        Stmt::For { name, min, extent, kind, body } => {
+        Stmt::For { name, min, extent, kind, tails, body } => {
             let min = m.mutate_expr(min);
             let extent = m.mutate_expr(extent);
-            Stmt::For { name: name.clone(), min, extent, kind: *kind, body: Box::new(m.mutate_stmt(body)) }
+            let body = Box::new(m.mutate_stmt(body));
+            Stmt::For { name: name.clone(), min, extent, kind: *kind, tails: tails.clone(), body }
         }
         Stmt::Provide { name, values, args } => Stmt::Provide {
             name: name.clone(),
             values: values.iter().map(|e| m.mutate_expr(e)).collect(),
             args: args.iter().map(|e| m.mutate_expr(e)).collect(),
         },
-        Stmt::Realize { name, types, bounds, body } => {
+        Stmt::Realize { name, types, bounds, fold, body } => {
             let bounds = bounds.iter().map(|b| Range::new(m.mutate_expr(&b.min), m.mutate_expr(&b.extent))).collect();
-            Stmt::Realize { name: name.clone(), types: types.clone(), bounds, body: Box::new(m.mutate_stmt(body)) }
+            let body = Box::new(m.mutate_stmt(body));
+            Stmt::Realize { name: name.clone(), types: types.clone(), bounds, fold: *fold, body }
         }
         Stmt::Store { buffer, value, index, predicate } => Stmt::Store {
             buffer: buffer.clone(),

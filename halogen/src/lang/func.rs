@@ -3,11 +3,11 @@
 use super::args::IntoArgs;
 use super::var::{Var, VarOrRVar};
 use crate::error::Error;
-use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, ReductionRef, Type, VarBinding, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, FuncId, Name, ReductionRef, Type, VarBinding, Visitor};
 use crate::schedule::{Bound, Dim, FuncSchedule, LoopLevel, Split, StageSchedule, TailStrategy};
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// One definition of a Func: the pure one (args are its pure variables) or an update.
 #[derive(Clone, Debug)]
@@ -39,13 +39,50 @@ pub struct FuncData {
     pub errors: Vec<Error>,
     /// Size estimates for the auto-scheduler (`(min, extent)` per dimension).
     pub estimates: Vec<(i32, i32)>,
+    /// The id its calls carry, given when it is first called.
+    pub id: Option<FuncId>,
 }
 
-/// A shared, identity-compared reference to a Func's contents (what IR calls hold).
+/// A shared, identity-compared reference to a Func's contents.
 #[derive(Clone)]
 pub struct FuncRef(pub Arc<Mutex<FuncData>>);
 
+/// Every Func that has been called, indexed by its [`FuncId`]. A call carries only the id,
+/// so the registry keeps the Func alive for as long as a call might be walked (like the
+/// RDom registry, it is never pruned: the handle cannot know when its last call is gone).
+fn called_funcs() -> &'static Mutex<Vec<FuncRef>> {
+    static R: OnceLock<Mutex<Vec<FuncRef>>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
+}
+
 impl FuncRef {
+    /// The id calls to this Func carry (given, and the Func registered, on first use).
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// use halogen::lang::func::FuncRef;
+    /// let f = Func::new("f");
+    /// f.def(Var::new("x"), 1);
+    /// let id = f.func_ref().id();
+    /// assert_eq!(FuncRef::from_id(id), *f.func_ref());
+    /// ```
+    pub fn id(&self) -> FuncId {
+        let mut d = self.lock();
+        *d.id.get_or_insert_with(|| {
+            let mut r = called_funcs().lock().unwrap_or_else(|p| p.into_inner());
+            r.push(self.clone());
+            FuncId(u32::try_from(r.len() - 1).expect("fewer than 2^32 Funcs are called"))
+        })
+    }
+    /// The id of this Func if it has ever been called.
+    pub fn called_id(&self) -> Option<FuncId> {
+        self.lock().id
+    }
+    /// The Func a call's id refers to.
+    pub fn from_id(id: FuncId) -> FuncRef {
+        called_funcs().lock().unwrap_or_else(|p| p.into_inner())[id.0 as usize].clone()
+    }
+
     /// Locks the contents.
     pub fn lock(&self) -> MutexGuard<'_, FuncData> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
@@ -138,6 +175,7 @@ impl Func {
             schedule: FuncSchedule::default(),
             errors: Vec::new(),
             estimates: Vec::new(),
+            id: None,
         }))))
     }
 
@@ -369,7 +407,7 @@ impl Func {
             ExprKind::Call {
                 name: self.name(),
                 args,
-                kind: CallKind::Func { func: self.0.clone(), value_index: index },
+                kind: CallKind::Func { func: self.0.id(), value_index: index, tuple: types.len() > 1 },
             },
         )
     }
@@ -868,4 +906,49 @@ fn reorder_dims(s: &mut StageSchedule, order: &[Name]) -> Result<(), String> {
         s.dims[slot] = d;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+
+    #[test]
+    fn two_funcs_with_one_name_are_rejected() {
+        let x = Var::new("x");
+        let (a, b) = (Func::new("fid_dup"), Func::new("fid_dup"));
+        a.def(x, x + 1);
+        b.def(x, a.at(x) * 2);
+        let out = Func::new("fid_out");
+        out.def(x, b.at(x));
+        let err = Pipeline::new(&[&out]).compile(&Target::interp()).unwrap_err();
+        assert!(err.to_string().contains("two different Funcs are named 'fid_dup'"), "{err}");
+    }
+
+    #[test]
+    fn a_call_keeps_its_func_after_the_last_handle_is_dropped() {
+        let x = Var::new("x");
+        let call = {
+            let g = Func::new("fid_dropped");
+            g.def(x, x * 3);
+            g.at(x + 1)
+        };
+        let f = Func::new("fid_caller");
+        f.def(x, call);
+        let mut buf = Buffer::<i32>::new(&[4]);
+        Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().realize(&Args::new(), &mut buf).unwrap();
+        assert_eq!(buf.as_slice(), &[3, 6, 9, 12]);
+    }
+
+    #[test]
+    fn a_call_to_a_tuple_names_its_value() {
+        let x = Var::new("x");
+        let t = Func::new("fid_tuple");
+        t.def_tuple(x, &[Expr::from(x), Expr::from(x) * 2]);
+        let one = Func::new("fid_one");
+        one.def(x, x);
+        assert_eq!(t.at_tuple(x, 1).to_string(), "fid_tuple.1(x)");
+        assert_eq!(one.at(x).to_string(), "fid_one(x)");
+        assert_eq!(t.func_ref().id(), t.func_ref().called_id().unwrap());
+        assert_ne!(t.func_ref().id(), one.func_ref().id());
+    }
 }

@@ -257,7 +257,7 @@ mod tests {
 
     fn called_func(e: &Expr) -> FuncRef {
         match e.kind() {
-            ExprKind::Call { kind: CallKind::Func { func, .. }, .. } => func.clone(),
+            ExprKind::Call { kind: CallKind::Func { func, .. }, .. } => FuncRef::from_id(*func),
             _ => panic!("not a Func call: {e}"),
         }
     }

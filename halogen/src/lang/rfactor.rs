@@ -30,7 +30,9 @@ use super::func::{Definition, Func, Stage};
 use super::var::{unique_name, Var, VarOrRVar};
 use crate::analysis::substitute::substitute_map;
 use crate::error::Error;
-use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Name, ReductionDomain, ReductionRef, ReductionVariable, Type};
+use crate::ir::{
+    BinOp, CallKind, CmpOp, Expr, ExprKind, FuncId, Name, ReductionDomain, ReductionRef, ReductionVariable, Type,
+};
 use crate::ir::{VarBinding, Visitor};
 use crate::schedule::{Dim, Split, StageSchedule};
 use std::collections::HashMap;
@@ -92,13 +94,13 @@ fn identity(op: BinOp, ty: Type) -> Option<Expr> {
     })
 }
 
-/// Whether `e` calls the Func `f` anywhere.
-fn calls(e: &Expr, f: &Func) -> bool {
-    struct Finder<'a>(&'a Func, bool);
-    impl Visitor for Finder<'_> {
+/// Whether `e` calls the Func with id `f` anywhere (`None`: a Func never called).
+fn calls(e: &Expr, f: Option<FuncId>) -> bool {
+    struct Finder(Option<FuncId>, bool);
+    impl Visitor for Finder {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { kind: CallKind::Func { func, .. }, .. } = e.kind() {
-                if func == self.0.func_ref() {
+                if Some(*func) == self.0 {
                     self.1 = true;
                 }
             }
@@ -118,15 +120,16 @@ fn recognise(f: &Func, args: &[Expr], value: &Expr) -> Result<Reduction, String>
         )
     };
     let ExprKind::Binary(op, a, b) = value.kind() else { return Err(shape()) };
+    let id = f.func_ref().called_id();
     let is_self = |e: &Expr| match e.kind() {
-        ExprKind::Call { kind: CallKind::Func { func, value_index: 0 }, args: call_args, .. } => {
-            func == f.func_ref() && call_args == args
+        ExprKind::Call { kind: CallKind::Func { func, value_index: 0, .. }, args: call_args, .. } => {
+            Some(*func) == id && call_args == args
         }
         _ => false,
     };
-    let (call_on_left, other) = if is_self(a) && !calls(b, f) {
+    let (call_on_left, other) = if is_self(a) && !calls(b, id) {
         (true, b.clone())
-    } else if is_self(b) && !calls(a, f) {
+    } else if is_self(b) && !calls(a, id) {
         (false, a.clone())
     } else {
         return Err(shape());

@@ -11,12 +11,13 @@
 //! bounds of a pyramid's coarse levels grow exponentially with the number of levels.
 
 use super::boxes::{touched, touched_only, union_region, Region, Unbounded};
-use super::environment::FuncInfo;
+use super::environment::{Environment, FuncInfo};
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
 use crate::analysis::{bounds_of_expr_in_scope, simplify, Interval, Scope};
 use crate::error::{Error, Result};
 use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type};
+use std::collections::HashMap;
 
 fn i32_param(name: String) -> Expr {
     Expr::param(Type::i32(), name)
@@ -94,7 +95,7 @@ fn process_pair(
     f: &FuncInfo,
     produce: Stmt,
     consume: Option<Stmt>,
-    ctx: &mut LowerCtx,
+    ctx: &mut Inference,
     frame: &mut Vec<(Name, Expr)>,
 ) -> Result<Stmt> {
     let name = &f.name;
@@ -254,7 +255,7 @@ fn insert_lets(lets: Vec<(Name, Expr)>, body: Stmt) -> Stmt {
 
 /// Infers the bounds of every pair in `s`; `frame` collects the lets of the Funcs computed
 /// at the level `s` belongs to.
-fn infer(s: Stmt, ctx: &mut LowerCtx, frame: &mut Vec<(Name, Expr)>) -> Result<Stmt> {
+fn infer(s: Stmt, ctx: &mut Inference, frame: &mut Vec<(Name, Expr)>) -> Result<Stmt> {
     match s {
         Stmt::Block(v) => {
             let v = v.into_iter().map(|c| infer(c, ctx, frame)).collect::<Result<Vec<_>>>()?;
@@ -294,17 +295,17 @@ fn infer(s: Stmt, ctx: &mut LowerCtx, frame: &mut Vec<(Name, Expr)>) -> Result<S
         Stmt::LetStmt { name, value, body } => {
             Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx, frame)?) })
         }
-        Stmt::For { name, min, extent, kind, body } => {
+        Stmt::For { name, min, extent, kind, tails, body } => {
             // A new compute level: the Funcs computed here get their lets at its top.
             let mut inner = Vec::new();
             let body = infer(*body, ctx, &mut inner)?;
-            Ok(Stmt::For { name, min, extent, kind, body: Box::new(insert_lets(inner, body)) })
+            Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(insert_lets(inner, body)) })
         }
         Stmt::ProducerConsumer { name, is_producer, body } => {
             Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) })
         }
-        Stmt::Realize { name, types, bounds, body } => {
-            Ok(Stmt::Realize { name, types, bounds, body: Box::new(infer(*body, ctx, frame)?) })
+        Stmt::Realize { name, types, bounds, fold, body } => {
+            Ok(Stmt::Realize { name, types, bounds, fold, body: Box::new(infer(*body, ctx, frame)?) })
         }
         Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
             condition,
@@ -346,9 +347,9 @@ pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
     }
 }
 
-fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
+fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
     match s {
-        Stmt::Realize { name, types, body, .. } => {
+        Stmt::Realize { name, types, fold, body, .. } => {
             let scope = scope_to_producer(&body, &name, &Scope::new()).ok_or_else(|| {
                 Error::internal("bounds_inference", format!("no producer of '{name}' inside its realization"))
             })?;
@@ -365,13 +366,13 @@ fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
                 bounds.push(Range::new(lo, extent));
             }
             let body = fill_realize_bounds(*body, ctx)?;
-            Ok(Stmt::Realize { name, types, bounds, body: Box::new(body) })
+            Ok(Stmt::Realize { name, types, bounds, fold, body: Box::new(body) })
         }
         Stmt::LetStmt { name, value, body } => {
             Ok(Stmt::LetStmt { name, value, body: Box::new(fill_realize_bounds(*body, ctx)?) })
         }
-        Stmt::For { name, min, extent, kind, body } => {
-            Ok(Stmt::For { name, min, extent, kind, body: Box::new(fill_realize_bounds(*body, ctx)?) })
+        Stmt::For { name, min, extent, kind, tails, body } => {
+            Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(fill_realize_bounds(*body, ctx)?) })
         }
         Stmt::ProducerConsumer { name, is_producer, body } => {
             Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(fill_realize_bounds(*body, ctx)?) })
@@ -390,7 +391,7 @@ fn fill_realize_bounds(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
 }
 
 /// Checks, before anything runs, that every input image covers what the pipeline reads.
-fn input_checks(s: &Stmt, ctx: &LowerCtx) -> Result<Vec<Stmt>> {
+fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     let t = touched(s, &Scope::new());
     let mut checks = Vec::new();
     for (img, usage) in &ctx.env.images {
@@ -414,8 +415,17 @@ fn input_checks(s: &Stmt, ctx: &LowerCtx) -> Result<Vec<Stmt>> {
     Ok(checks)
 }
 
+/// What the pass knows while it runs.
+struct Inference<'a> {
+    env: &'a Environment,
+    /// The region of each Func realized per iteration of its compute level, found at its
+    /// compute site and used to size its storage at its store level.
+    realized: HashMap<Name, Vec<Interval>>,
+}
+
 /// Runs bounds inference over the scheduled loop nest.
-pub fn bounds_inference(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
+pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
+    let ctx = &mut Inference { env: &ctx.env, realized: HashMap::new() };
     let mut root = Vec::new();
     let s = infer(s, ctx, &mut root)?;
     let s = fill_realize_bounds(s, ctx)?;

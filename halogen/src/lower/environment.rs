@@ -4,7 +4,7 @@
 
 use crate::analysis::substitute_map;
 use crate::error::{Error, Result};
-use crate::ir::{CallKind, Expr, ExprKind, Mutator, Name, ReductionRef, Type, VarBinding, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, FuncId, Mutator, Name, ReductionRef, Type, VarBinding, Visitor};
 use crate::lang::func::FuncRef;
 use crate::schedule::{FuncSchedule, LoopLevel, StageSchedule};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -52,10 +52,15 @@ impl FuncInfo {
 
 /// Storage names of a Func with `n` values.
 pub fn buffer_names(name: &str, n: usize) -> Vec<Name> {
-    if n == 1 {
-        vec![name.into()]
+    (0..n).map(|i| buffer_name(name, i, n > 1)).collect()
+}
+
+/// Storage name of value `index` of a Func: `f`, or `f.index` for a tuple.
+pub fn buffer_name(name: &str, index: usize, tuple: bool) -> Name {
+    if tuple {
+        format!("{name}.{index}").into()
     } else {
-        (0..n).map(|i| format!("{name}.{i}").into()).collect()
+        name.into()
     }
 }
 
@@ -83,22 +88,30 @@ pub struct Environment {
     pub params: BTreeMap<Name, Type>,
 }
 
+/// Every Func the outputs depend on (outputs first, then in order of first call), found by
+/// walking their definitions; two Funcs with one name are an error, so that the rest of
+/// lowering can refer to Funcs by name.
 fn collect_funcs(outputs: &[FuncRef]) -> Result<Vec<FuncRef>> {
     struct Finder {
         found: Vec<FuncRef>,
         seen: HashSet<FuncRef>,
+        seen_ids: HashSet<FuncId>,
     }
     impl Visitor for Finder {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { kind: CallKind::Func { func, .. }, .. } = e.kind() {
-                if self.seen.insert(func.clone()) {
-                    self.found.push(func.clone());
+                if self.seen_ids.insert(*func) {
+                    let f = FuncRef::from_id(*func);
+                    if self.seen.insert(f.clone()) {
+                        self.found.push(f);
+                    }
                 }
             }
             crate::ir::walk_expr(self, e)
         }
     }
-    let mut finder = Finder { found: outputs.to_vec(), seen: outputs.iter().cloned().collect() };
+    let mut finder =
+        Finder { found: outputs.to_vec(), seen: outputs.iter().cloned().collect(), seen_ids: HashSet::new() };
     let mut i = 0;
     while i < finder.found.len() {
         let f = finder.found[i].clone();

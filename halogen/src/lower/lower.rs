@@ -14,7 +14,6 @@ use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
 use super::storage_flattening::storage_flattening;
-use super::storage_folding::{storage_folding, Fold};
 use super::unroll::unroll;
 use super::vectorize::vectorize;
 use super::verify::verify;
@@ -24,7 +23,7 @@ use crate::error::Result;
 use crate::ir::{Name, Stmt};
 use crate::lang::func::FuncRef;
 use crate::target::Target;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The result of lowering: the final loop nest and what the runtime must bind.
 #[derive(Clone, Debug)]
@@ -33,8 +32,6 @@ pub struct Lowered {
     pub stmt: Stmt,
     /// The algorithm's environment (outputs, images, parameters).
     pub env: Environment,
-    /// Folded storage, by Func.
-    pub folds: HashMap<Name, Fold>,
 }
 
 fn debug_enabled() -> bool {
@@ -69,19 +66,17 @@ fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, check_scopes: bool) -> Result<()>
 /// ```
 pub fn lower(outputs: &[FuncRef], target: &Target) -> Result<Lowered> {
     let env = build_environment(outputs)?;
-    let mut ctx = LowerCtx::new(env);
-    let s = schedule_functions(&mut ctx)?;
+    let ctx = LowerCtx::new(env);
+    let s = schedule_functions(&ctx)?;
     after("schedule functions", &s, &ctx, false)?;
     check_loop_kinds(&s, target)?;
-    let s = bounds_inference(s, &mut ctx)?;
+    let s = bounds_inference(s, &ctx)?;
     after("bounds inference", &s, &ctx, true)?;
-    let s = sliding_window(s, &mut ctx)?;
-    after("sliding window", &s, &ctx, true)?;
-    let s = storage_folding(s, &mut ctx)?;
-    after("storage folding", &s, &ctx, true)?;
-    let s = storage_flattening(s, &mut ctx)?;
+    let s = sliding_window(s, &ctx.env)?;
+    after("sliding window and storage folding", &s, &ctx, true)?;
+    let s = storage_flattening(s, &ctx.env)?;
     after("storage flattening", &s, &ctx, true)?;
-    let s = specialize_tails(s, &ctx)?;
+    let s = specialize_tails(s)?;
     after("specialize vector tails", &s, &ctx, true)?;
     let s = simplify_stmt(&s);
     after("simplify", &s, &ctx, true)?;
@@ -94,5 +89,5 @@ pub fn lower(outputs: &[FuncRef], target: &Target) -> Result<Lowered> {
     let s = simplify_stmt(&s);
     let s = cse_stmt(&s);
     after("simplify and CSE", &s, &ctx, true)?;
-    Ok(Lowered { stmt: s, env: ctx.env, folds: ctx.folds })
+    Ok(Lowered { stmt: s, env: ctx.env })
 }

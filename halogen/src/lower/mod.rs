@@ -17,39 +17,20 @@ pub mod unroll;
 pub mod vectorize;
 pub mod verify;
 
-use crate::analysis::Interval;
-use crate::ir::Name;
-use std::collections::HashMap;
-
 pub use lower::{lower, Lowered};
 
-/// State shared by the passes of one lowering.
+/// State shared by the passes of one lowering. The passes exchange their facts through the
+/// loop nest itself (a `Realize`'s fold, a loop's vector tails), so each pass after bounds
+/// inference is a function of the statement and the environment.
 #[derive(Debug)]
 pub struct LowerCtx {
     /// The algorithm and the resolved schedule.
     pub env: environment::Environment,
-    /// Which Func, stage and user variable each generated loop belongs to.
-    pub loops: HashMap<Name, schedule_functions::LoopInfo>,
-    /// The region of each Func realized per iteration of its compute level.
-    pub realized: HashMap<Name, Vec<Interval>>,
-    /// Funcs that slide, and along which dimension.
-    pub slides: HashMap<Name, sliding_window::Slide>,
-    /// Folded storage.
-    pub folds: HashMap<Name, storage_folding::Fold>,
-    /// ShiftInwards splits of vector loops, for specialization.
-    pub vector_tails: Vec<specialize_tails::VectorTail>,
 }
 
 impl LowerCtx {
     /// A context for this environment.
     pub fn new(env: environment::Environment) -> LowerCtx {
-        LowerCtx {
-            env,
-            loops: HashMap::new(),
-            realized: HashMap::new(),
-            slides: HashMap::new(),
-            folds: HashMap::new(),
-            vector_tails: Vec::new(),
-        }
+        LowerCtx { env }
     }
 }

@@ -422,7 +422,7 @@ struct Partition;
 impl Mutator for Partition {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
-            Stmt::For { name, min, extent, kind: ForKind::Serial, body }
+            Stmt::For { name, min, extent, kind: ForKind::Serial, body, .. }
                 if !any_stmt(body, &|s| matches!(s, Stmt::For { .. })) && stores_vectors(body) =>
             {
                 partition(name, min, extent, body).unwrap_or_else(|| s.clone())

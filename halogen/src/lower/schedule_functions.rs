@@ -6,7 +6,7 @@ use super::environment::{FuncInfo, StageDef};
 use super::LowerCtx;
 use crate::analysis::{expr_uses_var, substitute_map};
 use crate::error::{Error, Result};
-use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, Stmt, Type, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, Stmt, Type, VectorTail, Visitor};
 use crate::schedule::{LoopLevel, Split, TailStrategy};
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +20,9 @@ pub struct LoopInfo {
     /// The user's name for the loop variable.
     pub short: Name,
 }
+
+/// The loops generated so far, by name (what `compute_at` levels are found by).
+pub type Loops = HashMap<Name, LoopInfo>;
 
 /// Name prefix of the variables of stage `k` of `f`: `f.s{k}.`.
 pub fn stage_prefix(f: &str, k: usize) -> String {
@@ -79,7 +82,7 @@ fn self_calls(f: &str, stage: &StageDef) -> Vec<Vec<Expr>> {
 }
 
 /// Builds the loop nest of stage `k` of `f`.
-pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
+pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
     let stage = &f.stages[k];
     let prefix = stage_prefix(&f.name, k);
     let sched = &stage.schedule;
@@ -223,38 +226,25 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
 
     // A vector loop inside a ShiftInwards split gets a version without that split's clamp
     // and guard, chosen at the loop just outside the vector loop.
+    let mut tails: Vec<VectorTail> = Vec::new();
+    let mut tails_at: Option<Name> = None;
     let vector_at = sched.dims.iter().position(|d| d.kind == ForKind::Vectorized);
     if let Some((vector, enclosing)) = vector_at.and_then(|i| Some((&sched.dims[i], sched.dims.get(i + 1)?))) {
         let (Some(vector), Some(enclosing)) = (internal.get(&vector.var), internal.get(&enclosing.var)) else {
             return Err(Error::internal("schedule_functions", format!("{what}: a loop has no range")));
         };
-        let outer_loop: Name = format!("{prefix}{enclosing}").into();
+        tails_at = Some(format!("{prefix}{enclosing}").into());
         for (inner_i, condition, var, unclamped) in shifted_splits {
             if *vector == inner_i || vector.starts_with(&format!("{inner_i}.")) {
-                let outer_loop = outer_loop.clone();
                 let guard_term = condition.clone();
-                ctx.vector_tails.push(super::specialize_tails::VectorTail {
-                    outer_loop,
-                    condition,
-                    guard_term,
-                    per_iteration: false,
-                    var,
-                    unclamped,
-                });
+                tails.push(VectorTail { condition, guard_term, per_iteration: false, var, unclamped });
             }
         }
         // A GuardWithIf split of the vector loop itself: decided per vector, inside the
         // loop of its outer variable (when that loop encloses the vector loop directly).
         for (inner_i, outer_i, condition, guard_term, var, unclamped) in guarded_splits {
             if *vector == inner_i && *enclosing == outer_i {
-                ctx.vector_tails.push(super::specialize_tails::VectorTail {
-                    outer_loop: outer_loop.clone(),
-                    condition,
-                    guard_term,
-                    per_iteration: true,
-                    var,
-                    unclamped,
-                });
+                tails.push(VectorTail { condition, guard_term, per_iteration: true, var, unclamped });
             }
         }
     }
@@ -276,8 +266,16 @@ pub fn build_stage(f: &FuncInfo, k: usize, ctx: &mut LowerCtx) -> Result<Stmt> {
             .ok_or_else(|| Error::internal("schedule_functions", format!("{what}: loop '{}' has no range", dim.var)))?;
         let r = &ranges[name];
         let loop_name: Name = format!("{prefix}{name}").into();
-        ctx.loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
-        body = Stmt::for_loop(loop_name, r.min.clone(), r.extent.clone(), dim.kind, body);
+        loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
+        let here = if tails_at.as_ref() == Some(&loop_name) { std::mem::take(&mut tails) } else { Vec::new() };
+        body = Stmt::For {
+            name: loop_name,
+            min: r.min.clone(),
+            extent: r.extent.clone(),
+            kind: dim.kind,
+            tails: here,
+            body: Box::new(body),
+        };
     }
     Ok(body)
 }
@@ -333,10 +331,10 @@ fn check_update_loops(
 }
 
 /// All stages of `f`, one after another.
-pub fn build_produce(f: &FuncInfo, ctx: &mut LowerCtx) -> Result<Stmt> {
+pub fn build_produce(f: &FuncInfo, loops: &mut Loops) -> Result<Stmt> {
     let mut stages = Vec::new();
     for k in 0..f.stages.len() {
-        stages.push(build_stage(f, k, ctx)?);
+        stages.push(build_stage(f, k, loops)?);
     }
     Ok(Stmt::block(stages))
 }
@@ -370,14 +368,14 @@ fn pair(f: &Name, produce: Stmt, consume: Stmt) -> Stmt {
 }
 
 fn realize(f: &FuncInfo, body: Stmt) -> Stmt {
-    Stmt::Realize { name: f.name.clone(), types: f.types.clone(), bounds: Vec::new(), body: Box::new(body) }
+    Stmt::Realize { name: f.name.clone(), types: f.types.clone(), bounds: Vec::new(), fold: None, body: Box::new(body) }
 }
 
 /// Wraps the body of the first loop `(func, var)` for which `pick(body)` holds with
 /// `wrap(body)`. Returns whether it found one.
 fn inject_in_loop(
     s: &mut Stmt,
-    ctx: &LowerCtx,
+    loops: &Loops,
     func: &Name,
     var: &Name,
     pick: &dyn Fn(&Stmt) -> bool,
@@ -385,23 +383,23 @@ fn inject_in_loop(
 ) -> bool {
     match s {
         Stmt::For { name, body, .. } => {
-            if let Some(info) = ctx.loops.get(name) {
+            if let Some(info) = loops.get(name) {
                 if info.func == *func && info.short == *var && pick(body) {
                     let old = std::mem::replace(&mut **body, Stmt::no_op());
                     **body = wrap(old);
                     return true;
                 }
             }
-            inject_in_loop(body, ctx, func, var, pick, wrap)
+            inject_in_loop(body, loops, func, var, pick, wrap)
         }
         Stmt::LetStmt { body, .. }
         | Stmt::ProducerConsumer { body, .. }
         | Stmt::Realize { body, .. }
-        | Stmt::Allocate { body, .. } => inject_in_loop(body, ctx, func, var, pick, wrap),
-        Stmt::Block(v) => v.iter_mut().any(|c| inject_in_loop(c, ctx, func, var, pick, wrap)),
+        | Stmt::Allocate { body, .. } => inject_in_loop(body, loops, func, var, pick, wrap),
+        Stmt::Block(v) => v.iter_mut().any(|c| inject_in_loop(c, loops, func, var, pick, wrap)),
         Stmt::IfThenElse { then_case, else_case, .. } => {
-            inject_in_loop(then_case, ctx, func, var, pick, wrap)
-                || else_case.as_mut().is_some_and(|e| inject_in_loop(e, ctx, func, var, pick, wrap))
+            inject_in_loop(then_case, loops, func, var, pick, wrap)
+                || else_case.as_mut().is_some_and(|e| inject_in_loop(e, loops, func, var, pick, wrap))
         }
         _ => false,
     }
@@ -432,12 +430,13 @@ fn level_text(l: &LoopLevel) -> String {
 }
 
 /// Builds the whole loop nest: outputs at root, every other Func at its levels.
-pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
-    let env = ctx.env.clone();
+pub fn schedule_functions(ctx: &LowerCtx) -> Result<Stmt> {
+    let env = &ctx.env;
+    let loops = &mut Loops::new();
     let mut outputs = Vec::new();
     for o in &env.outputs {
         let f = &env.funcs[o];
-        let produce = build_produce(f, ctx)?;
+        let produce = build_produce(f, loops)?;
         outputs.push(Stmt::ProducerConsumer { name: o.clone(), is_producer: true, body: Box::new(produce) });
     }
     let mut s = Stmt::block(outputs);
@@ -446,7 +445,7 @@ pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
         if f.is_output {
             continue;
         }
-        let produce = build_produce(f, ctx)?;
+        let produce = build_produce(f, loops)?;
         match &f.compute {
             LoopLevel::Root => {
                 let body = pair(name, produce, s);
@@ -465,7 +464,7 @@ pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
                         p
                     }
                 };
-                if !inject_in_loop(&mut s, ctx, func, var, &pick, &mut wrap) {
+                if !inject_in_loop(&mut s, loops, func, var, &pick, &mut wrap) {
                     return Err(Error::Schedule(format!(
                         "Func '{name}': compute_at({func}, {var}): Func '{func}' has no loop '{var}' that uses '{name}' (it must consume '{name}', directly or through other Funcs, inside that loop)"
                     )));
@@ -477,7 +476,7 @@ pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
                             let target = name.clone();
                             let pick = move |body: &Stmt| contains_producer(body, &target);
                             let mut wrap = |body: Stmt| realize(f, body);
-                            if !inject_in_loop(&mut s, ctx, sf, sv, &pick, &mut wrap) {
+                            if !inject_in_loop(&mut s, loops, sf, sv, &pick, &mut wrap) {
                                 return Err(Error::Schedule(format!(
                                     "Func '{name}': store_at({sf}, {sv}) must be at or outside its compute level {}",
                                     level_text(&f.compute)
@@ -491,7 +490,7 @@ pub fn schedule_functions(ctx: &mut LowerCtx) -> Result<Stmt> {
             LoopLevel::Inlined => {}
         }
     }
-    check_uses_inside(&s, &env)?;
+    check_uses_inside(&s, env)?;
     Ok(s)
 }
 
@@ -544,4 +543,47 @@ fn check_uses_inside(s: &Stmt, env: &super::environment::Environment) -> Result<
 /// True if `e` mentions the variable `name` (re-exported for the later passes).
 pub fn uses(e: &Expr, name: &str) -> bool {
     expr_uses_var(e, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{ForKind, Stmt};
+    use crate::lower::{environment, LowerCtx};
+    use crate::prelude::*;
+
+    /// The loops that carry vector tails, with the kind of the loop each one's body
+    /// starts (through its lets).
+    fn loops_with_tails(s: &Stmt, out: &mut Vec<(String, usize, Option<ForKind>)>) {
+        if let Stmt::For { name, tails, body, .. } = s {
+            if !tails.is_empty() {
+                let mut inner = &**body;
+                while let Stmt::LetStmt { body, .. } = inner {
+                    inner = body;
+                }
+                let kind = match inner {
+                    Stmt::For { kind, .. } => Some(*kind),
+                    _ => None,
+                };
+                out.push((name.to_string(), tails.len(), kind));
+            }
+        }
+        s.for_each_child(|c| loops_with_tails(c, out), |_| {});
+    }
+
+    #[test]
+    fn shift_inwards_vector_splits_put_their_tails_on_the_loop_enclosing_the_vector_loop() {
+        let input = ImageParam::new(Type::u16(), 2, "vt_input");
+        let (x, y, xo, xi) = (Var::new("x"), Var::new("y"), Var::new("xo"), Var::new("xi"));
+        let f = Func::new("vt_out");
+        f.def((x, y), input.at((x, y)) + 1);
+        f.split(x, xo, xi, 8).vectorize(xi, 8);
+        let ctx = LowerCtx::new(environment::build_environment(&[f.func_ref().clone()]).unwrap());
+        let s = super::schedule_functions(&ctx).unwrap();
+        let mut found = Vec::new();
+        loops_with_tails(&s, &mut found);
+        // vectorize(xi, 8) splits xi again (xi.xi outside the vector loop xi.xi_vi): both
+        // ShiftInwards splits enclose the vector loop, and both tails go on xi.xi.
+        assert_eq!(found, vec![("vt_out.s0.x.xi.xi".to_string(), 2, Some(ForKind::Vectorized))], "{s}");
+        assert!(s.to_string().contains("for (vt_out.s0.x.xi.xi, 0, ((8 + 7) / 8)) tail((8 <= "), "{s}");
+    }
 }

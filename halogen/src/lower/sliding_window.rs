@@ -1,9 +1,11 @@
 //! Pass 4a: sliding window. When a Func's storage lives outside the loop it is computed
 //! in, and the region each iteration needs moves forward monotonically along one
 //! dimension, each iteration computes only the part the previous iterations have not
-//! (Halide 2012 sec. 4.1, "reuse"; Halide's SlidingWindow.cpp).
+//! (Halide 2012 sec. 4.1, "reuse"; Halide's SlidingWindow.cpp). A Func that slides is
+//! then folded where that pays (see `storage_folding`), which its `Realize` records.
 
-use super::LowerCtx;
+use super::environment::Environment;
+use super::storage_folding::fold_for;
 use crate::analysis::{expr_uses_var, simplify, substitute};
 use crate::error::Result;
 use crate::ir::{BinOp, Expr, ExprKind, ForKind, Name, Stmt, Type};
@@ -11,6 +13,13 @@ use crate::schedule::Split;
 use std::collections::HashMap;
 
 /// A dimension along which a Func slides, for storage folding.
+///
+/// ```
+/// use halogen::ir::Expr;
+/// use halogen::lower::sliding_window::Slide;
+/// let s = Slide { dim: 1, extent: Expr::i32(3) };
+/// assert_eq!(s.extent.as_int(), Some(3));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Slide {
     /// The dimension.
@@ -100,7 +109,9 @@ fn let_chain(s: &Stmt) -> Vec<(Name, Expr)> {
 }
 
 struct Slider<'a> {
-    ctx: &'a mut LowerCtx,
+    env: &'a Environment,
+    /// The Funcs that slide, and along which dimension.
+    slides: HashMap<Name, Slide>,
     /// The values the pass replaced, so later Funcs of the same loop body see the window
     /// they were inferred with, not their consumers' slid one.
     unslid: HashMap<Name, Expr>,
@@ -123,7 +134,7 @@ impl Slider<'_> {
     /// `loop_`. Returns whether it did.
     fn slide_lets(&mut self, body: &mut Stmt, f: &str, loop_: &EnclosingLoop) -> bool {
         let chain = let_chain(body);
-        let info = self.ctx.env.funcs[f].clone();
+        let info = self.env.funcs[f].clone();
         if info.stages.len() != 1 {
             return false;
         }
@@ -164,7 +175,7 @@ impl Slider<'_> {
             lo_here.clone(),
         );
         let extent = simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1)));
-        self.ctx.slides.insert(f.into(), Slide { dim: d, extent });
+        self.slides.insert(f.into(), Slide { dim: d, extent });
         let target = chain[lo_at].0.clone();
         let mut cur = body;
         while let Stmt::LetStmt { name, value, body } = cur {
@@ -216,10 +227,13 @@ impl Slider<'_> {
 
     fn walk(&mut self, s: &mut Stmt) {
         match s {
-            Stmt::Realize { name, body, .. } => {
+            Stmt::Realize { name, bounds, fold, body, .. } => {
                 let f = name.clone();
                 let mut loops = Vec::new();
                 self.visit(body, &f, &mut loops);
+                if let Some(slide) = self.slides.get(&f) {
+                    *fold = fold_for(slide, bounds);
+                }
                 self.walk(body)
             }
             Stmt::For { body, .. }
@@ -238,8 +252,40 @@ impl Slider<'_> {
     }
 }
 
-/// Runs the sliding-window pass.
-pub fn sliding_window(mut s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
-    Slider { ctx, unslid: HashMap::new() }.walk(&mut s);
+/// Runs the sliding-window pass, with storage folding: the `Realize` of each Func that
+/// slides records its fold.
+pub fn sliding_window(mut s: Stmt, env: &Environment) -> Result<Stmt> {
+    Slider { env, slides: HashMap::new(), unslid: HashMap::new() }.walk(&mut s);
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lower::{bounds_inference, environment, schedule_functions, storage_folding, LowerCtx};
+    use crate::prelude::*;
+
+    /// The blur of Halide 2012 with `blur_x` stored at root and computed per row of `blur_y`,
+    /// lowered up to this pass.
+    fn slid_blur() -> crate::ir::Stmt {
+        let input = ImageParam::new(Type::u16(), 2, "sw_input");
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let (bx, by) = (Func::new("sw_blur_x"), Func::new("sw_blur_y"));
+        bx.def((x, y), input.at((x, y - 1)) + input.at((x, y)));
+        by.def((x, y), bx.at((x, y - 1)) + bx.at((x, y)) + bx.at((x, y + 1)));
+        bx.store_root().compute_at(&by, y);
+        let ctx = LowerCtx::new(environment::build_environment(&[by.func_ref().clone()]).unwrap());
+        let s = schedule_functions::schedule_functions(&ctx).unwrap();
+        let s = bounds_inference::bounds_inference(s, &ctx).unwrap();
+        super::sliding_window(s, &ctx.env).unwrap()
+    }
+
+    #[test]
+    fn the_realize_of_a_sliding_func_records_its_fold() {
+        let s = slid_blur();
+        assert_eq!(storage_folding::folds(&s), vec![("sw_blur_x".into(), crate::ir::Fold { dim: 1, factor: 3 })]);
+        let text = s.to_string();
+        assert!(text.contains("realize sw_blur_x(") && text.contains(": uint16 fold(1, 3) {"), "{text}");
+        // The output is not stored above its compute level, so it neither slides nor folds.
+        assert!(!text.contains("realize sw_blur_y"), "{text}");
+    }
 }

@@ -4,31 +4,15 @@
 //! scatters, the guard into masks. Whenever the region is at least the factor (nearly
 //! always) neither can fire, so the loop outside the vector loop is specialized:
 //! `if (factor <= extent) { loop without clamp or guard } else { loop as it was }`.
-//! Bounds inference ran on the guarded form, so the regions it found stay exact.
+//! Bounds inference ran on the guarded form, so the regions it found stay exact. Schedule
+//! functions records each such split on the loop where it is specialized (`For::tails`);
+//! this pass applies them and clears them.
 
-use super::LowerCtx;
 use crate::analysis::simplify;
 use crate::error::Result;
-use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Name, Stmt};
+use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Stmt};
 
-/// A ShiftInwards split whose inner loop is vectorized.
-#[derive(Clone, Debug)]
-pub struct VectorTail {
-    /// The loop just outside the vector loop, where the specialization goes.
-    pub outer_loop: Name,
-    /// When it holds, the clamp and the guard change nothing: `factor <= extent` for
-    /// ShiftInwards; for GuardWithIf, that the last lane of this vector is in range.
-    pub condition: Expr,
-    /// The guard's term that `condition` makes true.
-    pub guard_term: Expr,
-    /// GuardWithIf: `condition` depends on the loop's variable, so the specialization
-    /// goes inside the loop, around its body.
-    pub per_iteration: bool,
-    /// The let defining the split variable, `min(value, last)` in the general case.
-    pub var: Name,
-    /// Its value without the clamp.
-    pub unclamped: Expr,
-}
+pub use crate::ir::VectorTail;
 
 /// The body of the fast version: the clamps dropped, the conditions known true.
 struct Assume<'a> {
@@ -54,30 +38,22 @@ impl Mutator for Assume<'_> {
     }
 }
 
-struct Specialize<'a> {
-    tails: &'a [VectorTail],
-}
+struct Specialize;
 
-impl Mutator for Specialize<'_> {
+impl Mutator for Specialize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
-        let Stmt::For { name, .. } = &s else { return s };
-        let name = name.clone();
+        let Stmt::For { name, min, extent, kind, tails, body } = s else { return s };
         let here = |per_iteration: bool| -> Vec<&VectorTail> {
-            self.tails.iter().filter(|t| t.outer_loop == name && t.per_iteration == per_iteration).collect()
+            tails.iter().filter(|t| t.per_iteration == per_iteration).collect()
         };
         let specialize = |tails: Vec<&VectorTail>, s: Stmt| -> Stmt {
             let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
             let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
             Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
         };
-        let s = match s {
-            Stmt::For { name: n, min, extent, kind, body } => {
-                let body = specialize(here(true), *body);
-                Stmt::For { name: n, min, extent, kind, body: Box::new(body) }
-            }
-            s => s,
-        };
+        let body = specialize(here(true), *body);
+        let s = Stmt::For { name, min, extent, kind, tails: Vec::new(), body: Box::new(body) };
         specialize(here(false), s)
     }
 }
@@ -102,10 +78,66 @@ fn simplify_guards(s: Stmt) -> Stmt {
     Guards.mutate_stmt(&s)
 }
 
-/// Runs the pass.
-pub fn specialize_tails(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
-    if ctx.vector_tails.is_empty() {
+/// Runs the pass: specializes every loop that carries vector tails, and clears them.
+pub fn specialize_tails(s: Stmt) -> Result<Stmt> {
+    fn has_tails(s: &Stmt) -> bool {
+        let mut found = matches!(s, Stmt::For { tails, .. } if !tails.is_empty());
+        s.for_each_child(|c| found = found || has_tails(c), |_| {});
+        found
+    }
+    // Rebuilding would also regroup blocks; a nest without tails is left as it is.
+    if !has_tails(&s) {
         return Ok(s);
     }
-    Ok(Specialize { tails: &ctx.vector_tails }.mutate_stmt(&s))
+    Ok(Specialize.mutate_stmt(&s))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Expr, ForKind, Stmt, Type, VectorTail};
+
+    fn v(n: &str) -> Expr {
+        Expr::var(Type::i32(), n)
+    }
+
+    /// `for (xo, 0, n) { let x = min(xo * 8, n - 8) ... store if guard }`, carrying a
+    /// ShiftInwards tail whose condition is `8 <= n`.
+    fn nest(tails: Vec<VectorTail>) -> Stmt {
+        let fits = Expr::le(Expr::i32(8), v("n"));
+        let guard = Expr::or(fits, Expr::lt(v("x"), v("n")));
+        let store = Stmt::Store { buffer: "out".into(), value: Expr::i32(1), index: v("x"), predicate: None };
+        let clamped = Expr::min(Expr::mul(v("xo"), Expr::i32(8)), Expr::sub(v("n"), Expr::i32(8)));
+        let body = Stmt::let_stmt("x", clamped, Stmt::if_then(guard, store));
+        let mut s = Stmt::for_loop("xo", Expr::i32(0), v("n"), ForKind::Serial, body);
+        if let Stmt::For { tails: t, .. } = &mut s {
+            *t = tails;
+        }
+        s
+    }
+
+    #[test]
+    fn a_loop_with_a_tail_gets_a_fast_version_and_loses_the_tail() {
+        let fits = Expr::le(Expr::i32(8), v("n"));
+        let tail = VectorTail {
+            condition: fits.clone(),
+            guard_term: fits,
+            per_iteration: false,
+            var: "x".into(),
+            unclamped: Expr::mul(v("xo"), Expr::i32(8)),
+        };
+        let s = nest(vec![tail]);
+        assert!(s.to_string().starts_with("for (xo, 0, n) tail((8 <= n), (8 <= n), x = (xo * 8)) {\n"), "{s}");
+        let out = super::specialize_tails(s).unwrap();
+        let Stmt::IfThenElse { condition, then_case, else_case: Some(slow) } = &out else { panic!("{out}") };
+        assert_eq!(condition.to_string(), "(8 <= n)");
+        // The fast version has no clamp and no guard; the other is the loop as it was.
+        assert_eq!(then_case.to_string(), "for (xo, 0, n) {\n  let x = (xo * 8)\n  out[x] = 1\n}\n");
+        assert_eq!(**slow, nest(Vec::new()));
+    }
+
+    #[test]
+    fn a_nest_without_tails_is_unchanged() {
+        let s = nest(Vec::new());
+        assert_eq!(super::specialize_tails(s.clone()).unwrap(), s);
+    }
 }

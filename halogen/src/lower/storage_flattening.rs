@@ -3,12 +3,10 @@
 //! `Provide` and calls become flat `Store` and `Load`s on those buffers, on the output
 //! buffers and on the input images (whose shapes are bound when the pipeline runs).
 
-use super::environment::buffer_names;
-use super::storage_folding::Fold;
-use super::LowerCtx;
+use super::environment::{buffer_name, buffer_names, Environment};
 use crate::error::{Error, Result};
 use crate::ir::{
-    mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, MsgPart, Mutator, Name, Stmt, Type,
+    mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, Fold, MsgPart, Mutator, Name, Stmt, Type,
 };
 use std::collections::HashMap;
 
@@ -21,7 +19,7 @@ fn shape_param(name: &str, what: &str, d: usize) -> Expr {
 }
 
 struct Flatten<'a> {
-    ctx: &'a LowerCtx,
+    env: &'a Environment,
     /// Funcs whose storage is allocated here (shape symbols are lets, not parameters).
     internal: HashMap<Name, Option<Fold>>,
     counter: usize,
@@ -61,10 +59,9 @@ impl Flatten<'_> {
 impl Mutator for Flatten<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.kind() {
-            ExprKind::Call { name, args, kind: CallKind::Func { value_index, func } } => {
+            ExprKind::Call { name, args, kind: CallKind::Func { value_index, tuple, .. } } => {
                 let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
-                let n = self.ctx.env.funcs.get(name).map_or_else(|| func.num_values(), |f| f.types.len());
-                let buf = buffer_names(name, n)[*value_index].clone();
+                let buf = buffer_name(name, *value_index, *tuple);
                 let index = self.index(name, &args, false);
                 Expr::load(e.ty(), buf, index, None)
             }
@@ -79,9 +76,9 @@ impl Mutator for Flatten<'_> {
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
-            Stmt::Realize { name, types, bounds, body } => {
-                let f = &self.ctx.env.funcs[name];
-                let fold = self.ctx.folds.get(name).copied();
+            Stmt::Realize { name, types, bounds, fold, body } => {
+                let f = &self.env.funcs[name];
+                let fold = *fold;
                 let old = self.internal.insert(name.clone(), fold);
                 let body = self.mutate_stmt(body);
                 match old {
@@ -163,20 +160,20 @@ impl Mutator for Flatten<'_> {
 }
 
 /// Runs storage flattening.
-pub fn storage_flattening(s: Stmt, ctx: &mut LowerCtx) -> Result<Stmt> {
-    for o in &ctx.env.outputs {
-        let n = ctx.env.funcs[o].types.len();
+pub fn storage_flattening(s: Stmt, env: &Environment) -> Result<Stmt> {
+    for o in &env.outputs {
+        let n = env.funcs[o].types.len();
         if n != 1 {
             return Err(Error::Definition(format!(
                 "Func '{o}' has {n} values; a pipeline output must have exactly one value"
             )));
         }
     }
-    let mut fl = Flatten { ctx, internal: HashMap::new(), counter: 0 };
+    let mut fl = Flatten { env, internal: HashMap::new(), counter: 0 };
     let body = fl.mutate_stmt(&s);
     // Halide's default constraint: every input and output has stride 1 in dimension 0.
-    let images = ctx.env.images.iter().filter(|(_, u)| u.dims > 0).map(|(n, _)| n);
-    let outputs = ctx.env.outputs.iter().filter(|o| !ctx.env.funcs[*o].args.is_empty());
+    let images = env.images.iter().filter(|(_, u)| u.dims > 0).map(|(n, _)| n);
+    let outputs = env.outputs.iter().filter(|o| !env.funcs[*o].args.is_empty());
     let mut external: Vec<&Name> = images.chain(outputs).collect();
     external.sort();
     let mut all: Vec<Stmt> = external

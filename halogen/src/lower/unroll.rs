@@ -11,7 +11,7 @@ struct Unroll {
 
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body } = s {
+        if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body, .. } = s {
             let body = self.mutate_stmt(body);
             let n = simplify(extent).as_int();
             let Some(n) = n else {

@@ -146,7 +146,7 @@ impl Widen {
                     Stmt::let_stmt(name.clone(), v, self.stmt(body, predicate))
                 }
             }
-            Stmt::For { name, min, extent, kind: kind @ (ForKind::Serial | ForKind::Unrolled), body } => {
+            Stmt::For { name, min, extent, kind: kind @ (ForKind::Serial | ForKind::Unrolled), body, .. } => {
                 // An inner loop with the same bounds in every lane (a reduction's taps,
                 // say) stays a scalar loop around the widened body: the lanes are
                 // independent, as for the statements of a block.
@@ -210,7 +210,7 @@ struct Vectorize {
 
 impl Mutator for Vectorize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let Stmt::For { name, min, extent, kind: ForKind::Vectorized, body } = s {
+        if let Stmt::For { name, min, extent, kind: ForKind::Vectorized, body, .. } = s {
             let body = self.mutate_stmt(body);
             let Some(n) = simplify(extent).as_int() else {
                 self.error.get_or_insert(Error::Schedule(format!(

@@ -196,9 +196,7 @@ pub fn realize(b: &Built, out_min: (i32, i32), out_extent: (i32, i32), target: &
     let mut out = Buffer::<i32>::with_min(&[out_min.0, out_min.1], &[out_extent.0, out_extent.1]);
     let mut args = Args::new();
     args.image(&b.input, &img);
-    compiled
-        .realize(&args, &mut out)
-        .map_err(|e| format!("realize on {target}: {e}\n{}", compiled.lowered_stmt()))?;
+    compiled.realize(&args, &mut out).map_err(|e| format!("realize on {target}: {e}\n{}", compiled.lowered_stmt()))?;
     Ok(out.as_slice().to_vec())
 }
 

@@ -13,7 +13,7 @@ use super::let_::is_trivial;
 use super::{no_overflow, Binding, Saved, Simplifier};
 use crate::analysis::interval::{bounds_of_expr_in_scope, Interval};
 use crate::analysis::substitute::{free_vars, stmt_binds_any};
-use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, Visitor};
+use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, VectorTail, Visitor};
 use std::collections::HashSet;
 
 impl Simplifier {
@@ -21,7 +21,7 @@ impl Simplifier {
     pub(crate) fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
             Stmt::LetStmt { name, value, body } => self.let_stmt(name, value, body),
-            Stmt::For { name, min, extent, kind, body } => self.for_loop(name, min, extent, *kind, body),
+            Stmt::For { name, min, extent, kind, tails, body } => self.for_loop(name, min, extent, *kind, tails, body),
             Stmt::IfThenElse { condition, then_case, else_case } => {
                 self.if_then_else(condition, then_case, else_case.as_deref())
             }
@@ -46,14 +46,14 @@ impl Simplifier {
                 }
                 Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(b) }
             }
-            Stmt::Realize { name, types, bounds, body } => {
+            Stmt::Realize { name, types, bounds, fold, body } => {
                 let b = self.mutate_stmt(body);
                 if b.is_no_op() {
                     return b;
                 }
                 let bounds =
                     bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
-                Stmt::Realize { name: name.clone(), types: types.clone(), bounds, body: Box::new(b) }
+                Stmt::Realize { name: name.clone(), types: types.clone(), bounds, fold: *fold, body: Box::new(b) }
             }
             Stmt::Allocate { name, ty, extents, body } => {
                 let b = self.mutate_stmt(body);
@@ -145,7 +145,15 @@ impl Simplifier {
         b
     }
 
-    fn for_loop(&mut self, name: &Name, min: &Expr, extent: &Expr, kind: ForKind, body: &Stmt) -> Stmt {
+    fn for_loop(
+        &mut self,
+        name: &Name,
+        min: &Expr,
+        extent: &Expr,
+        kind: ForKind,
+        tails: &[VectorTail],
+        body: &Stmt,
+    ) -> Stmt {
         let (mn, mi) = self.mutate(min);
         let (ex, exi) = self.mutate(extent);
         if exi.is_some_and(|i| i.max <= 0) {
@@ -167,7 +175,7 @@ impl Simplifier {
         if b.is_no_op() {
             return b;
         }
-        Stmt::For { name: name.clone(), min: mn, extent: ex, kind, body: Box::new(b) }
+        Stmt::For { name: name.clone(), min: mn, extent: ex, kind, tails: tails.to_vec(), body: Box::new(b) }
     }
 
     fn if_then_else(&mut self, condition: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) -> Stmt {

@@ -424,7 +424,7 @@ impl Printer {
                 self.line(format!("/* {} {name} */", if *is_producer { "produce" } else { "consume" }));
                 self.stmt(body)
             }
-            Stmt::For { name, min, extent, kind, body } => match kind {
+            Stmt::For { name, min, extent, kind, body, .. } => match kind {
                 ForKind::Parallel => self.parallel_for(name, min, extent, body),
                 // Vectorized and unrolled loops the passes left (their fallback) and the
                 // kinds of other back ends compute the same values serially.
