@@ -4,6 +4,7 @@
 //! [`RawBuffer`] and [`RawBufferMut`] are its type-erased views for the back ends.
 
 pub mod buffer;
+pub mod config;
 pub mod element;
 pub mod ffi;
 pub mod huge_pages;

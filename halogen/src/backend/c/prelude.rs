@@ -408,7 +408,7 @@ pub fn fixed_prelude() -> String {
     s.push_str("#pragma GCC diagnostic ignored \"-Wunused-function\"\n");
     s.push_str(&format!(
         "\n#define HALOGEN_MAX_ALLOCATION_ELEMENTS {}ull\n#define H_ALIGN {}\n",
-        crate::backend::interp::MAX_ALLOCATION_ELEMENTS,
+        crate::ir::semantics::MAX_ALLOCATION_ELEMENTS,
         crate::runtime::pool::BLOCK_ALIGN
     ));
     s.push_str(SCALAR_HELPERS);
