@@ -5,9 +5,11 @@
 
 pub mod buffer;
 pub mod config;
+pub mod device;
 pub mod element;
 pub mod ffi;
 pub mod huge_pages;
+pub mod layout;
 pub mod pool;
 pub mod thread_pool;
 

@@ -34,6 +34,7 @@
 //! assert_eq!(&*m.buffers[0].name, "f");
 //! ```
 
+pub mod abi;
 pub mod captures;
 pub mod names;
 pub mod prelude;
