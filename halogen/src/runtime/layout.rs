@@ -13,6 +13,8 @@ use super::ffi::{
 pub struct CLayout {
     /// The C type, e.g. `struct halogen_buffer`.
     pub c_type: &'static str,
+    /// The Rust type in [`super::ffi`], e.g. `HalogenBuffer`.
+    pub rust_type: &'static str,
     /// `sizeof` in bytes.
     pub size: usize,
     /// `_Alignof` in bytes.
@@ -25,6 +27,7 @@ macro_rules! layout {
     ($rust:ty, $c:literal, [$($field:ident),* $(,)?]) => {
         CLayout {
             c_type: $c,
+            rust_type: stringify!($rust),
             size: std::mem::size_of::<$rust>(),
             align: std::mem::align_of::<$rust>(),
             fields: vec![$((stringify!($field), std::mem::offset_of!($rust, $field))),*],
