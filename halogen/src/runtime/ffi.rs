@@ -1,6 +1,8 @@
-//! The C ABI between Rust and generated code: the buffer descriptor, the scalar parameter
-//! union, the runtime function table, and the entry point's signature. The layouts match
-//! `RUNTIME_TYPES` in `backend/c/prelude.rs` field for field.
+//! The C ABI between Rust and generated code: the buffer descriptor (with its device
+//! handle, device interface and dirty flags), the scalar parameter union, the runtime
+//! function table, and the entry point's signature. The layouts match `RUNTIME_TYPES` in
+//! `backend/c/prelude.rs` field for field; generated C checks that with the numbers of
+//! [`super::layout`].
 
 use super::thread_pool;
 use crate::error::{Error, Result};
