@@ -74,8 +74,11 @@ int main(void) {
         for (int x = 0; x < W + 2; x++) in[y * (W + 2) + x] = (uint16_t)((x * 31 + y * 7) % 1000);
     struct halogen_dim din[2] = {{-1, W + 2, 1, 0}, {-1, H + 2, W + 2, 0}};
     struct halogen_dim dout[2] = {{0, W, 1, 0}, {0, H, W, 0}};
-    struct halogen_buffer bin = {(uint8_t *)in, 1, 16, 1, 2, din};
-    struct halogen_buffer bout = {(uint8_t *)out, 1, 16, 1, 2, dout};
+    /* Host-only buffers: no device copy, no dirty flags. */
+    struct halogen_buffer bin = {.host = (uint8_t *)in, .type_code = 1, .type_bits = 16, .type_lanes = 1,
+                                 .dimensions = 2, .dim = din};
+    struct halogen_buffer bout = {.host = (uint8_t *)out, .type_code = 1, .type_bits = 16, .type_lanes = 1,
+                                  .dimensions = 2, .dim = dout};
     struct halogen_buffer *bufs[2] = {&bin, &bout};
     /* No runtime: serial loops. */
     if (blur(NULL, NULL, bufs, NULL) != 0) return 1;

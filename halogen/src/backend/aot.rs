@@ -15,6 +15,15 @@
 //! `rt = NULL` runs parallel loops serially, prints errors to stderr and allocates with
 //! `malloc`; a caller with a thread pool or an allocator of its own passes its own
 //! `struct halogen_runtime`.
+//!
+//! The buffer descriptor is Halide's `halide_buffer_t` in shape: besides `host`, the type
+//! and the dimensions, it has a device handle, a device interface and host/device dirty
+//! flags. The generated code reads and writes `host` only, so a C caller fills host-only
+//! descriptors (device 0, `device_interface` NULL, flags 0), or copies device data to the
+//! host before the call; the Rust callers (the JIT, `halogen::build`'s wrappers) go
+//! through [`crate::runtime::ffi::call_on_host`], which does that and marks outputs
+//! host-dirty. The `.c` file checks with `_Static_assert`s that its C compiler lays the
+//! types out as the Rust runtime does (see [`super::c::abi`]).
 
 use super::c::{self, names::sanitize, prelude::RUNTIME_TYPES, CModule};
 use crate::error::{Error, Result};
@@ -41,6 +50,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// let h = halogen::backend::aot::header(&m);
 /// assert!(h.contains("int add_one(const struct halogen_runtime *rt"));
 /// assert!(h.contains("[0] output 'f': int32 in 1 dimensions"));
+/// assert!(h.contains("const struct halogen_device_interface *device_interface;"));
 /// ```
 pub fn header(m: &CModule) -> String {
     let guard = format!("HALOGEN_{}_H", m.entry.to_uppercase());
@@ -51,7 +61,8 @@ pub fn header(m: &CModule) -> String {
         "/* Runs the pipeline '{}'. Returns 0, or nonzero after passing a message to rt->error.\n *\n",
         m.entry
     ));
-    s.push_str(" * buffers (host points at the element at the mins; strides in elements):\n");
+    s.push_str(" * buffers (host points at the element at the mins; strides in elements; device 0,\n");
+    s.push_str(" * device_interface NULL and flags 0 for host-only buffers, as the code reads host memory):\n");
     for (i, b) in m.buffers.iter().enumerate() {
         s.push_str(&format!(
             " *   [{i}] {} '{}': {} in {} dimensions\n",

@@ -96,10 +96,9 @@ fn default_compiler() -> &'static str {
     })
 }
 
-/// Whether `HALOGEN_SANITIZE=1` asks for sanitizer builds.
-pub fn sanitize_enabled() -> bool {
-    std::env::var("HALOGEN_SANITIZE").is_ok_and(|v| v.trim() == "1")
-}
+/// Whether `HALOGEN_SANITIZE=1` asks for sanitizer builds (the switch lives in the runtime,
+/// whose pooled heap obeys it too).
+pub use crate::runtime::config::sanitize_enabled;
 
 /// The flags the C compiler runs with (part of the cache key).
 ///

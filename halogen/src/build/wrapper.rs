@@ -9,6 +9,7 @@
 use crate::backend::c::{printer::union_field, CModule};
 use crate::error::{Error, Result};
 use crate::ir::{Type, TypeCode};
+use crate::runtime::layout::layouts;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -196,6 +197,36 @@ pub(crate) fn source(m: &CModule) -> Result<String> {
     let _ = writeln!(s, "            params: *const ::halogen::runtime::ffi::HalogenScalar,");
     let _ = writeln!(s, "        ) -> ::std::ffi::c_int;");
     let _ = writeln!(s, "    }}");
+    // The library's C was checked (its _Static_asserts) against the layout of the Halogen
+    // that built it; this checks the Halogen the crate runs with against the same numbers.
+    let _ = writeln!(s, "    // The C ABI's layout the library was compiled against: a `halogen` runtime that lays");
+    let _ = writeln!(s, "    // it out otherwise stops the build here.");
+    let _ = writeln!(s, "    #[cfg(target_pointer_width = \"{}\")]", usize::BITS);
+    let _ = writeln!(s, "    const _: () = {{");
+    let _ = writeln!(s, "        use ::halogen::runtime::ffi as abi;");
+    let _ = writeln!(s, "        macro_rules! layout {{");
+    let _ = writeln!(s, "            ($t:ty, $size:literal, $($field:ident = $offset:literal),*) => {{");
+    let _ = writeln!(s, "                assert!(");
+    let _ = writeln!(s, "                    ::std::mem::size_of::<$t>() == $size");
+    let _ = writeln!(s, "                        $(&& ::std::mem::offset_of!($t, $field) == $offset)*,");
+    let _ =
+        writeln!(s, "                    concat!(\"halogen ABI: \", stringify!($t), \" differs from the library's\")");
+    let _ = writeln!(s, "                );");
+    let _ = writeln!(s, "            }};");
+    let _ = writeln!(s, "        }}");
+    for l in layouts() {
+        let mut line = format!("        layout!(abi::{}, {},", l.rust_type, l.size);
+        for (i, (field, offset)) in l.fields.iter().enumerate() {
+            let item = format!(" {field} = {offset}{}", if i + 1 == l.fields.len() { ");" } else { "," });
+            if line.len() + item.len() > 100 {
+                let _ = writeln!(s, "{line}");
+                line = "           ".to_string();
+            }
+            line.push_str(&item);
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    let _ = writeln!(s, "    }};");
     let _ = writeln!(s, "    // SAFETY: the entry point was generated from the same pipeline as this wrapper: it");
     let _ = writeln!(s, "    // takes these buffers and parameters, in this order, with these types, and");
     let _ = writeln!(s, "    // call_checked compares each buffer's type, dimensions and memory with them.");

@@ -36,6 +36,14 @@
 use super::expr::{BinOp, CmpOp, Expr, ExprKind, Intrinsic};
 use super::types::{Type, TypeCode};
 
+/// The largest allocation, in elements, an `Allocate` may ask for: a larger one (or one with
+/// a negative extent) is a run-time error with the same text on every back end.
+///
+/// ```
+/// assert_eq!(halogen::ir::semantics::MAX_ALLOCATION_ELEMENTS, 1 << 31);
+/// ```
+pub const MAX_ALLOCATION_ELEMENTS: u64 = 1 << 31;
+
 /// One lane's value: an integer or bool (as `i64`; `u64` by its bits) or a float (as `f64`).
 ///
 /// ```

@@ -1,6 +1,8 @@
-//! The C ABI between Rust and generated code: the buffer descriptor, the scalar parameter
-//! union, the runtime function table, and the entry point's signature. The layouts match
-//! `RUNTIME_TYPES` in `backend/c/prelude.rs` field for field.
+//! The C ABI between Rust and generated code: the buffer descriptor (with its device
+//! handle, device interface and dirty flags), the scalar parameter union, the runtime
+//! function table, and the entry point's signature. The layouts match `RUNTIME_TYPES` in
+//! `backend/c/prelude.rs` field for field; generated C checks that with the numbers of
+//! [`super::layout`].
 
 use super::thread_pool;
 use crate::error::{Error, Result};
@@ -31,13 +33,32 @@ impl From<&BufferDim> for HalogenDim {
     }
 }
 
-/// A buffer descriptor (`struct halogen_buffer`): the address of the element at the mins,
-/// the element type and the dimensions.
+/// Bit of [`HalogenBuffer::flags`]: the host copy was written and the device copy (if
+/// any) is stale (`HALOGEN_HOST_DIRTY` in C).
+pub const HOST_DIRTY: u64 = 1;
+
+/// Bit of [`HalogenBuffer::flags`]: the device copy was written and the host copy is stale
+/// (`HALOGEN_DEVICE_DIRTY` in C).
+pub const DEVICE_DIRTY: u64 = 2;
+
+/// A buffer descriptor (`struct halogen_buffer`, after Halide's `halide_buffer_t`): the
+/// address of the element at the mins, the element type and the dimensions, and the
+/// buffer's copy on a device, if it has one, with flags saying which copy is newer.
+///
+/// Host-only buffers have `device == 0`, a null `device_interface` and no flags; a run on
+/// the host refuses a buffer whose newest data is on a device it cannot copy back from
+/// (see [`super::device`]).
 #[repr(C)]
 #[derive(Debug)]
 pub struct HalogenBuffer {
+    /// The device's handle of the buffer's device copy; 0 when it has none.
+    pub device: u64,
+    /// The functions that manage the device copy; null for a host-only buffer.
+    pub device_interface: *const HalogenDeviceInterface,
     /// The first element.
     pub host: *mut u8,
+    /// [`HOST_DIRTY`] and [`DEVICE_DIRTY`].
+    pub flags: u64,
     /// 0 int, 1 uint (bool is uint of 1 bit), 2 float.
     pub type_code: u8,
     /// Bits per element (1 for bool).
@@ -48,6 +69,45 @@ pub struct HalogenBuffer {
     pub dimensions: i32,
     /// `dimensions` dimensions.
     pub dim: *const HalogenDim,
+}
+
+/// How a device back end (a GPU's) manages the device copy of a buffer
+/// (`struct halogen_device_interface`). Each function takes the caller's context pointer
+/// and the buffer, and returns 0 on success or nonzero on failure. The functions move
+/// memory; the caller keeps [`HalogenBuffer::flags`] (the runtime clears [`DEVICE_DIRTY`]
+/// after a successful `copy_to_host`).
+///
+/// ```
+/// use halogen::runtime::ffi::{HalogenBuffer, HalogenDeviceInterface, DEVICE_DIRTY};
+/// use std::ffi::{c_int, c_void};
+/// // A "device" whose copy is the host memory itself: nothing to move.
+/// unsafe extern "C" fn same_memory(_: *mut c_void, _: *mut HalogenBuffer) -> c_int {
+///     0
+/// }
+/// static SHARED: HalogenDeviceInterface = HalogenDeviceInterface {
+///     device_malloc: same_memory,
+///     device_free: same_memory,
+///     copy_to_host: same_memory,
+///     copy_to_device: same_memory,
+/// };
+/// let mut pixels = [0u8; 4];
+/// let dims = [halogen::runtime::ffi::HalogenDim { min: 0, extent: 4, stride: 1, flags: 0 }];
+/// let mut b = HalogenBuffer::new(pixels.as_mut_ptr(), halogen::Type::u8(), &dims);
+/// b.device_interface = &SHARED;
+/// b.flags = DEVICE_DIRTY;
+/// assert!(b.device_dirty() && !b.host_dirty());
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct HalogenDeviceInterface {
+    /// Allocates the device copy for the buffer's shape and stores its handle in `device`.
+    pub device_malloc: unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer) -> c_int,
+    /// Releases the device copy and sets `device` to 0.
+    pub device_free: unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer) -> c_int,
+    /// Copies the device copy to the host memory at `host`.
+    pub copy_to_host: unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer) -> c_int,
+    /// Copies the host memory at `host` to the device copy (allocating it if `device` is 0).
+    pub copy_to_device: unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer) -> c_int,
 }
 
 /// The type code of a [`HalogenBuffer`] holding elements of type `t`.
@@ -69,16 +129,76 @@ pub fn type_code(t: Type) -> u8 {
 }
 
 impl HalogenBuffer {
-    /// A descriptor of `dims.len()` dimensions over the memory at `host`. `dims` must outlive
-    /// every use of the descriptor.
+    /// A host-only descriptor of `dims.len()` dimensions over the memory at `host`: no
+    /// device copy, no dirty flags. `dims` must outlive every use of the descriptor.
+    ///
+    /// ```
+    /// use halogen::runtime::ffi::{HalogenBuffer, HalogenDim};
+    /// let mut pixels = [0u16; 6];
+    /// let dims = [HalogenDim { min: 0, extent: 3, stride: 1, flags: 0 }, HalogenDim { min: 0, extent: 2, stride: 3, flags: 0 }];
+    /// let b = HalogenBuffer::new(pixels.as_mut_ptr().cast(), halogen::Type::u16(), &dims);
+    /// assert_eq!((b.device, b.flags, b.dimensions, b.type_bits), (0, 0, 2, 16));
+    /// assert!(b.device_interface.is_null());
+    /// ```
     pub fn new(host: *mut u8, elem: Type, dims: &[HalogenDim]) -> HalogenBuffer {
         HalogenBuffer {
+            device: 0,
+            device_interface: std::ptr::null(),
             host,
+            flags: 0,
             type_code: type_code(elem),
             type_bits: elem.bits,
             type_lanes: 1,
             dimensions: dims.len() as i32,
             dim: dims.as_ptr(),
+        }
+    }
+
+    /// Whether the host copy is newer than the device copy ([`HOST_DIRTY`]).
+    ///
+    /// ```
+    /// use halogen::runtime::ffi::{HalogenBuffer, HOST_DIRTY};
+    /// let mut b = HalogenBuffer::new(std::ptr::null_mut(), halogen::Type::u8(), &[]);
+    /// assert!(!b.host_dirty());
+    /// b.set_host_dirty(true);
+    /// assert!(b.host_dirty() && b.flags == HOST_DIRTY);
+    /// b.set_host_dirty(false);
+    /// assert_eq!(b.flags, 0);
+    /// ```
+    pub fn host_dirty(&self) -> bool {
+        self.flags & HOST_DIRTY != 0
+    }
+
+    /// Sets or clears [`HOST_DIRTY`], leaving the other flags.
+    pub fn set_host_dirty(&mut self, dirty: bool) {
+        self.set_flag(HOST_DIRTY, dirty);
+    }
+
+    /// Whether the device copy is newer than the host copy ([`DEVICE_DIRTY`]).
+    ///
+    /// ```
+    /// use halogen::runtime::ffi::{HalogenBuffer, DEVICE_DIRTY, HOST_DIRTY};
+    /// let mut b = HalogenBuffer::new(std::ptr::null_mut(), halogen::Type::u8(), &[]);
+    /// b.set_host_dirty(true);
+    /// b.set_device_dirty(true);
+    /// assert!(b.device_dirty() && b.flags == HOST_DIRTY | DEVICE_DIRTY);
+    /// b.set_device_dirty(false);
+    /// assert!(!b.device_dirty() && b.host_dirty());
+    /// ```
+    pub fn device_dirty(&self) -> bool {
+        self.flags & DEVICE_DIRTY != 0
+    }
+
+    /// Sets or clears [`DEVICE_DIRTY`], leaving the other flags.
+    pub fn set_device_dirty(&mut self, dirty: bool) {
+        self.set_flag(DEVICE_DIRTY, dirty);
+    }
+
+    fn set_flag(&mut self, bit: u64, on: bool) {
+        if on {
+            self.flags |= bit;
+        } else {
+            self.flags &= !bit;
         }
     }
 }
@@ -218,7 +338,8 @@ pub static RUNTIME: HalogenRuntime = HalogenRuntime {
 };
 
 /// Calls the entry point `entry` with these buffers and parameters; a nonzero return
-/// becomes `Error::Runtime` with the message the generated code reported.
+/// becomes `Error::Runtime` with the message the generated code reported. The descriptors
+/// go as they are: [`call_on_host`] also applies the rules of [`super::device`].
 ///
 /// # Safety
 /// `entry` must be a generated entry point whose buffers and parameters are described by
@@ -228,12 +349,59 @@ pub static RUNTIME: HalogenRuntime = HalogenRuntime {
 pub unsafe fn call(entry: EntryPoint, buffers: &mut [HalogenBuffer], params: &[HalogenScalar]) -> Result<()> {
     let ctx = RunContext::new();
     let ptrs: Vec<*mut HalogenBuffer> = buffers.iter_mut().map(|b| b as *mut HalogenBuffer).collect();
+    // SAFETY: the caller's promise.
+    unsafe { invoke(entry, &ctx, &ptrs, params) }
+}
+
+/// Calls `entry` with the runtime table and `ctx`.
+///
+/// # Safety
+/// As for [`call`], with `ptrs` pointing at the descriptors.
+unsafe fn invoke(
+    entry: EntryPoint,
+    ctx: &RunContext,
+    ptrs: &[*mut HalogenBuffer],
+    params: &[HalogenScalar],
+) -> Result<()> {
     // SAFETY: the caller guarantees the descriptors match the entry point; ctx outlives the call.
-    let rc = unsafe { entry(&RUNTIME, &ctx as *const RunContext as *mut c_void, ptrs.as_ptr(), params.as_ptr()) };
+    let rc = unsafe { entry(&RUNTIME, ctx as *const RunContext as *mut c_void, ptrs.as_ptr(), params.as_ptr()) };
     if rc == 0 {
         return Ok(());
     }
     Err(Error::Runtime(ctx.take_error().unwrap_or_else(|| format!("generated code failed with code {rc}"))))
+}
+
+/// A descriptor on its way to an entry point, with the name errors give it and whether the
+/// pipeline writes it.
+#[derive(Debug)]
+pub struct NamedBuffer<'a> {
+    /// The buffer's name in the pipeline.
+    pub name: &'a str,
+    /// Whether the pipeline writes it (an output).
+    pub is_output: bool,
+    /// The descriptor the entry point gets.
+    pub descriptor: HalogenBuffer,
+}
+
+/// Runs `entry` on the host: readies the buffers ([`super::device::prepare_host_run`]: a
+/// buffer whose newest data is on a device is copied back, or refused by name when it
+/// cannot be, before anything runs), calls it as [`call`] does, and after a successful
+/// run marks every output host-dirty ([`super::device::mark_host_written`]). The same
+/// context pointer goes to the device interfaces and to the entry point.
+///
+/// # Safety
+/// As for [`call`], for the descriptors in `buffers`; and every non-null
+/// `device_interface` must point to a valid table whose functions accept the descriptor.
+pub unsafe fn call_on_host(entry: EntryPoint, buffers: &mut [NamedBuffer<'_>], params: &[HalogenScalar]) -> Result<()> {
+    let ctx = RunContext::new();
+    let ctx_ptr = &ctx as *const RunContext as *mut c_void;
+    // SAFETY: the interfaces are valid (the caller's promise).
+    unsafe { super::device::prepare_host_run(ctx_ptr, buffers)? };
+    let ptrs: Vec<*mut HalogenBuffer> = buffers.iter_mut().map(|b| &mut b.descriptor as *mut HalogenBuffer).collect();
+    // SAFETY: the caller's promise.
+    unsafe { invoke(entry, &ctx, &ptrs, params)? };
+    super::device::mark_host_written(buffers);
+    Ok(())
 }
 
 /// A buffer passed to an entry point, with the element type and dimension count the
@@ -249,6 +417,7 @@ pub unsafe fn call(entry: EntryPoint, buffers: &mut [HalogenBuffer], params: &[H
 #[derive(Debug)]
 pub struct BufferBinding<'a> {
     name: &'a str,
+    is_output: bool,
     elem: Type,
     dims: usize,
     ty: Type,
@@ -266,6 +435,7 @@ impl<'a> BufferBinding<'a> {
         let len = buffer.len();
         BufferBinding {
             name,
+            is_output: false,
             elem,
             dims,
             ty: buffer.ty,
@@ -290,6 +460,7 @@ impl<'a> BufferBinding<'a> {
         let len = buffer.len();
         BufferBinding {
             name,
+            is_output: true,
             elem,
             dims,
             ty: buffer.ty,
@@ -330,9 +501,10 @@ fn check_covers(name: &str, dims: &[BufferDim], len: usize) -> Result<()> {
 }
 
 /// Checks each binding (element type and dimension count as compiled, a shape inside its
-/// memory) and calls `entry` with them, in order, and `params`; a nonzero return becomes
-/// `Error::Runtime` with the message the generated code reported (see [`call`]). Both the
-/// JIT and the wrappers `halogen::build` writes call generated code through here.
+/// memory) and calls `entry` with them, in order, and `params`, through [`call_on_host`]
+/// (the descriptors are host-only: a `Buffer` has no device copy); a nonzero return becomes
+/// `Error::Runtime` with the message the generated code reported. Both the JIT and the
+/// wrappers `halogen::build` writes call generated code through here.
 ///
 /// # Safety
 /// `entry` must be a generated entry point that takes exactly these buffers, in this order,
@@ -354,13 +526,20 @@ pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], par
         check_covers(b.name, &b.shape, b.len)?;
         dims.push(b.shape.iter().map(HalogenDim::from).collect());
     }
-    let mut descriptors: Vec<HalogenBuffer> =
-        buffers.iter().zip(&dims).map(|(b, d)| HalogenBuffer::new(b.host, b.elem, d)).collect();
+    let mut descriptors: Vec<NamedBuffer<'_>> = buffers
+        .iter()
+        .zip(&dims)
+        .map(|(b, d)| NamedBuffer {
+            name: b.name,
+            is_output: b.is_output,
+            descriptor: HalogenBuffer::new(b.host, b.elem, d),
+        })
+        .collect();
     // SAFETY: each descriptor has the type and dimension count the code was compiled for
     // (the caller's promise, checked above against the buffer), and covers memory of `len`
     // elements that stays borrowed for the call (check_covers); outputs are borrowed
-    // mutably, so nothing aliases them.
-    unsafe { call(entry, &mut descriptors, params) }
+    // mutably, so nothing aliases them. No descriptor has a device interface.
+    unsafe { call_on_host(entry, &mut descriptors, params) }
 }
 
 #[cfg(test)]

@@ -1,12 +1,18 @@
-//! Run-time support: buffers and element types.
+//! Run-time support: buffers and element types, the C ABI of generated code ([`ffi`], its
+//! layout in [`layout`]), the host side of device buffers ([`device`]), the thread pool,
+//! the pooled heap and the switches both the runtime and the back ends read ([`config`]).
+//! The runtime depends on no back end.
 //!
 //! [`Buffer`] is the dense, owned pixel storage users pass in and out of pipelines;
 //! [`RawBuffer`] and [`RawBufferMut`] are its type-erased views for the back ends.
 
 pub mod buffer;
+pub mod config;
+pub mod device;
 pub mod element;
 pub mod ffi;
 pub mod huge_pages;
+pub mod layout;
 pub mod pool;
 pub mod thread_pool;
 

@@ -48,7 +48,7 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 
 fn pooling() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| !crate::backend::jit::sanitize_enabled())
+    *ON.get_or_init(|| !super::config::sanitize_enabled())
 }
 
 /// Blocks start on a cache line. The generated code's own heap blocks and stack arrays

@@ -40,6 +40,7 @@
 //! assert_eq!(&*m.buffers[0].name, "f");
 //! ```
 
+pub mod abi;
 pub mod captures;
 pub mod prelude;
 pub mod printer;

@@ -25,9 +25,36 @@ struct halogen_dim {
     int32_t min, extent, stride, flags;
 };
 
-/* A buffer: its first element (at the mins), element type and dimensions. */
+struct halogen_buffer;
+
+/* How a device back end (a GPU's) manages a buffer's device copy. Each function takes the
+   caller's context pointer and the buffer and returns 0, or nonzero on failure. They move
+   memory; the caller keeps the buffer's flags. */
+struct halogen_device_interface {
+    /* Allocates the device copy for the buffer's shape; stores its handle in `device`. */
+    int (*device_malloc)(void *ctx, struct halogen_buffer *buf);
+    /* Releases the device copy; sets `device` to 0. */
+    int (*device_free)(void *ctx, struct halogen_buffer *buf);
+    /* Copies the device copy to the host memory at `host`. */
+    int (*copy_to_host)(void *ctx, struct halogen_buffer *buf);
+    /* Copies the host memory at `host` to the device copy (allocating it if `device` is 0). */
+    int (*copy_to_device)(void *ctx, struct halogen_buffer *buf);
+};
+
+/* Bits of halogen_buffer.flags: which copy was written last. */
+#define HALOGEN_HOST_DIRTY 1ull
+#define HALOGEN_DEVICE_DIRTY 2ull
+
+/* A buffer: its first element (at the mins), element type and dimensions, and its device
+   copy, if any. A host-only buffer has device 0, device_interface NULL and flags 0.
+   Generated code reads and writes `host` only: a caller whose newest data is on a device
+   (HALOGEN_DEVICE_DIRTY) copies it to the host first, and after a successful run the
+   outputs' host copies are the newest (HALOGEN_HOST_DIRTY). */
 struct halogen_buffer {
+    uint64_t device;
+    const struct halogen_device_interface *device_interface;
     uint8_t *host;
+    uint64_t flags;
     uint8_t type_code; /* 0 int, 1 uint, 2 float; bool is uint of 1 bit (stored in a byte) */
     uint8_t type_bits;
     uint16_t type_lanes;
@@ -386,14 +413,16 @@ static inline void h_stream_fence(void) {
 }
 "#;
 
-/// The fixed start of every generated file: includes, the runtime interface and the scalar
-/// helpers. `machine` is the target's: outputs of at least its last-level cache stream.
+/// The fixed start of every generated file: includes, the runtime interface with the
+/// checks of its layout ([`super::abi`]) and the scalar helpers. `machine` is the target's:
+/// outputs of at least its last-level cache stream.
 pub fn fixed_prelude(machine: &MachineParams) -> String {
     let mut s = String::new();
     s.push_str(
         "#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
     );
     s.push_str(RUNTIME_TYPES);
+    s.push_str(&super::abi::layout_asserts());
     // The vector helpers are static inline, so GCC's note that passing wide vectors without
     // AVX changes the ABI does not apply.
     s.push_str("\n#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC diagnostic ignored \"-Wpsabi\"\n#endif\n");
@@ -402,7 +431,7 @@ pub fn fixed_prelude(machine: &MachineParams) -> String {
     s.push_str("#pragma GCC diagnostic ignored \"-Wunused-function\"\n");
     s.push_str(&format!(
         "\n#define HALOGEN_MAX_ALLOCATION_ELEMENTS {}ull\n#define H_ALIGN {}\n",
-        crate::backend::interp::MAX_ALLOCATION_ELEMENTS,
+        crate::ir::semantics::MAX_ALLOCATION_ELEMENTS,
         crate::runtime::pool::BLOCK_ALIGN
     ));
     s.push_str(SCALAR_HELPERS);

@@ -27,8 +27,7 @@ pub use backend::{InterpBackend, Interpreted};
 
 const PASS: &str = "interpreter";
 
-/// The largest allocation, in elements, an `Allocate` may ask for.
-pub const MAX_ALLOCATION_ELEMENTS: u64 = 1 << 31;
+pub use crate::ir::semantics::MAX_ALLOCATION_ELEMENTS;
 
 /// Executes lowered statements over buffers bound by name.
 ///
