@@ -7,6 +7,7 @@ pub mod environment;
 #[allow(clippy::module_inception)]
 pub mod lower;
 pub mod partition_loops;
+pub mod passes;
 pub mod schedule_functions;
 pub mod sliding_window;
 pub mod specialize_tails;
