@@ -2,12 +2,17 @@
 //! pass on a nest written as text (`halogen/tests/lower/*.hal`).
 //!
 //! Each entry names the [`Phase`] its output is in, so the verifier checks it as lowering
-//! would. Schedule functions and bounds inference build the nest from the Funcs' schedules;
-//! sliding window (with storage folding) and storage flattening read the Funcs' facts from
-//! the `Environment` as well as the statement, so they are not here.
+//! would. Sliding window (with storage folding) and storage flattening also read the Funcs'
+//! facts (arguments, stages, schedules, value types) from an [`Environment`]: they are
+//! [`ENV_PASSES`], which a test runs with the environment of a pipeline it builds. Schedule
+//! functions and bounds inference build the nest from the schedules, so they have no
+//! statement to start from.
 
+use super::environment::Environment;
 use super::partition_loops::partition_loops;
+use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
+use super::storage_flattening::storage_flattening;
 use super::unroll::unroll;
 use super::vectorize::vectorize;
 use super::verify::Phase;
@@ -48,4 +53,42 @@ pub const STMT_PASSES: &[StmtPass] = &[
 /// ```
 pub fn stmt_pass(name: &str) -> Option<&'static StmtPass> {
     STMT_PASSES.iter().find(|p| p.name == name)
+}
+
+/// A pass that maps a statement to a statement with the facts of the pipeline's Funcs.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvPass {
+    /// The name filetests use (`; pass: storage flattening`).
+    pub name: &'static str,
+    /// The phase of lowering its output is in.
+    pub phase: Phase,
+    /// The pass.
+    pub run: fn(Stmt, &Environment) -> Result<Stmt>,
+}
+
+/// Every pass that takes a statement and the [`Environment`], in lowering order.
+pub const ENV_PASSES: &[EnvPass] = &[
+    EnvPass { name: "sliding window and storage folding", phase: Phase::BoundsInferred, run: sliding_window },
+    EnvPass { name: "storage flattening", phase: Phase::Flattened, run: storage_flattening },
+];
+
+/// The pass called `name` that reads the [`Environment`].
+///
+/// ```
+/// use halogen::ir::parse::parse_stmt;
+/// use halogen::lower::environment::build_environment;
+/// use halogen::lower::passes::env_pass;
+/// use halogen::prelude::*;
+/// let x = Var::new("x");
+/// let f = Func::new("f");
+/// f.def(x, Expr::from(x) * 2);
+/// let env = build_environment(&[f.func_ref().clone()]).unwrap();
+/// let pass = env_pass("storage flattening").unwrap();
+/// let s = parse_stmt("for (f.s0.x, 0, 4) {\n  f(f.s0.x) = (f.s0.x * 2)\n}\n").unwrap();
+/// let flat = (pass.run)(s, &env).unwrap().to_string();
+/// assert!(flat.contains("f[((f.s0.x - f.min.0) * 1)] = (f.s0.x * 2)"), "{flat}");
+/// assert!(env_pass("simplify").is_none());
+/// ```
+pub fn env_pass(name: &str) -> Option<&'static EnvPass> {
+    ENV_PASSES.iter().find(|p| p.name == name)
 }
