@@ -1,7 +1,8 @@
 //! The printed loop nest parses back to the same statement, after every pass of lowering,
 //! for pipelines that together use every kind of node the passes produce: inline, root,
 //! chunk and sliding-window schedules, tiles, vectors, unrolling, guarded tails, tuples,
-//! updates over reduction domains, boundary conditions, float and bool values, parameters.
+//! updates over reduction domains and vectorized updates, boundary conditions, float and
+//! bool values, parameters; and with them the vector tails and storage folds in the IR.
 
 use halogen::ir::parse::parse_stmt_with_funcs;
 use halogen::ir::{FuncId, Name};

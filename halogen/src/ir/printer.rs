@@ -12,7 +12,9 @@
 //!   call is always written `name:TYPE(args)` (the IR knows a Func only by its [`FuncId`](super::FuncId));
 //! - a predicated load is `name[index if predicate]`;
 //! - in a block, a `let` or `allocate` whose scope ends before the block does (and a nested
-//!   block) is put in braces: `{ let x = 1 ... }`.
+//!   block) is put in braces: `{ let x = 1 ... }`;
+//! - a loop's vector tails follow its header, `tail(condition, guard, var = unclamped)` or
+//!   `tail_each(...)`, in the loop's scope; a folded realize ends in `fold(dim, factor)`.
 //!
 //! An expression printed on its own (in error messages) has no annotations.
 

@@ -5,7 +5,9 @@
 //!   buffer;
 //! - types: every node's type follows from its operands (see [`Verifier::expr`]);
 //! - phase rules: which nodes may exist at each [`Phase`] of lowering, and how loop kinds
-//!   nest (GPU threads inside GPU blocks, distribution outside GPU loops).
+//!   nest (GPU threads inside GPU blocks, distribution outside GPU loops);
+//! - the lowering facts in the IR: a fold names a dimension of its realize, a vector tail
+//!   is two conditions and an int32 value.
 //!
 //! A failure is an internal error naming the pass, with an excerpt of the IR.
 
