@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn cse_stmt_reaches_stores() {
-        let s = Expr::add(v("x"), v("y"));
+        let s = Expr::add(v("x"), Expr::param(Type::i32(), "y"));
         let st =
             Stmt::Store { buffer: "b".into(), value: Expr::mul(s.clone(), s.clone()), index: v("x"), predicate: None };
         let r = cse_stmt(&Stmt::for_loop("x", Expr::i32(0), Expr::i32(4), crate::ir::ForKind::Serial, st));

@@ -1,6 +1,7 @@
 //! The intermediate representation: types, expressions, statements, traversal and printing.
 
 pub mod expr;
+pub mod parse;
 pub mod printer;
 pub mod semantics;
 pub mod stmt;

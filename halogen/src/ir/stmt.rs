@@ -81,7 +81,7 @@ pub struct Fold {
 ///
 /// ```
 /// use halogen::ir::{Expr, ForKind, Stmt, Type, VectorTail};
-/// let extent = Expr::var(Type::i32(), "n");
+/// let extent = Expr::param(Type::i32(), "n");
 /// let fits = Expr::le(Expr::i32(8), extent.clone());
 /// let x = Expr::var(Type::i32(), "x");
 /// let tail = VectorTail {

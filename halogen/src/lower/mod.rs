@@ -8,6 +8,7 @@ pub mod loop_kinds;
 #[allow(clippy::module_inception)]
 pub mod lower;
 pub mod partition_loops;
+pub mod passes;
 pub mod schedule_functions;
 pub mod sliding_window;
 pub mod specialize_tails;

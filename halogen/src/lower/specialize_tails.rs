@@ -100,15 +100,20 @@ mod tests {
         Expr::var(Type::i32(), n)
     }
 
+    /// The extent, a run-time parameter.
+    fn n() -> Expr {
+        Expr::param(Type::i32(), "n")
+    }
+
     /// `for (xo, 0, n) { let x = min(xo * 8, n - 8) ... store if guard }`, carrying a
     /// ShiftInwards tail whose condition is `8 <= n`.
     fn nest(tails: Vec<VectorTail>) -> Stmt {
-        let fits = Expr::le(Expr::i32(8), v("n"));
-        let guard = Expr::or(fits, Expr::lt(v("x"), v("n")));
+        let fits = Expr::le(Expr::i32(8), n());
+        let guard = Expr::or(fits, Expr::lt(v("x"), n()));
         let store = Stmt::Store { buffer: "out".into(), value: Expr::i32(1), index: v("x"), predicate: None };
-        let clamped = Expr::min(Expr::mul(v("xo"), Expr::i32(8)), Expr::sub(v("n"), Expr::i32(8)));
+        let clamped = Expr::min(Expr::mul(v("xo"), Expr::i32(8)), Expr::sub(n(), Expr::i32(8)));
         let body = Stmt::let_stmt("x", clamped, Stmt::if_then(guard, store));
-        let mut s = Stmt::for_loop("xo", Expr::i32(0), v("n"), ForKind::Serial, body);
+        let mut s = Stmt::for_loop("xo", Expr::i32(0), n(), ForKind::Serial, body);
         if let Stmt::For { tails: t, .. } = &mut s {
             *t = tails;
         }
@@ -117,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_loop_with_a_tail_gets_a_fast_version_and_loses_the_tail() {
-        let fits = Expr::le(Expr::i32(8), v("n"));
+        let fits = Expr::le(Expr::i32(8), n());
         let tail = VectorTail {
             condition: fits.clone(),
             guard_term: fits,

@@ -7,11 +7,12 @@ use crate::ir::{CmpOp, ForKind, Intrinsic, MsgPart};
 fn x() -> Expr {
     Expr::var(Type::i32(), "x")
 }
+// `y` and `n` are run-time parameters, so that statements print them without annotation.
 fn y() -> Expr {
-    Expr::var(Type::i32(), "y")
+    Expr::param(Type::i32(), "y")
 }
 fn n() -> Expr {
-    Expr::var(Type::i32(), "n")
+    Expr::param(Type::i32(), "n")
 }
 fn i(v: i64) -> Expr {
     Expr::i32(v)
@@ -302,7 +303,7 @@ fn stmt_facts_from_enclosing_ifs() {
     let inner = for_("n", i(0), i(1000), Stmt::if_then(c.clone(), store("f", x(), i(1))));
     let st = for_("x", i(0), i(100), Stmt::if_then(c.clone(), inner));
     let r = simplify_stmt(&st).to_string();
-    assert_eq!(r.matches("if ((x < n))").count(), 2, "{r}");
+    assert_eq!(r.matches("if ((x < n").count(), 2, "{r}");
 }
 
 #[test]
