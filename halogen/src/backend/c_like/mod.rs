@@ -7,6 +7,8 @@
 //! accesses, parallel loops and runtime calls. This module holds the part they share:
 //! - [`names`]: IR names as unique C identifiers that never shadow one another, and C
 //!   string literals;
+//! - [`types`]: the C spellings of scalar types (`int32_t`, `uint8_t` storage for bools)
+//!   and the short names (`i32`, `f64`) that helpers are named by;
 //! - `syntax` (crate-internal): operator symbols, parenthesization, and integer and float
 //!   literals that read back as exactly the IR's constants;
 //! - `writer` (crate-internal): one function's text, its indentation and the identifiers
@@ -24,4 +26,5 @@
 
 pub mod names;
 pub(crate) mod syntax;
+pub mod types;
 pub(crate) mod writer;
