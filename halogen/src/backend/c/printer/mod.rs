@@ -17,23 +17,29 @@
 //!   runtime's `par_for`;
 //! - storage comes from the stack, the runtime's pooled allocator or `malloc`, and a
 //!   failure frees it, reports through `rt->error` and returns -1.
+//!
+//! This file holds the state of the function being printed and the dialect's hooks; loads
+//! and stores by access pattern are in `memory`, the CPU runtime's entry point and the
+//! file around it in `entry`.
 
 use super::captures::captures;
 use super::prelude::Helpers;
-use super::streaming::{work, write_only, Work};
+use super::streaming::{work, Work};
 use super::types::{check, mask_of, mnemonic, storage_c};
-use crate::analysis::access::{
-    self, classify_access, widened_narrow, AccessPattern, Bindings, FirstLane, InRange, Narrow, Shape, Uniform,
-    VarFacts,
-};
+use crate::analysis::access::{self, classify_access, widened_narrow, AccessPattern, Bindings, Shape, VarFacts};
 use crate::backend::c_like::dialect::Dialect;
 use crate::backend::c_like::names::c_string;
 use crate::backend::c_like::printer as core;
-use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, index_symbol, paren, strip_parens};
+use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, paren, strip_parens};
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
 use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type, TypeCode};
 use crate::target::MachineParams;
+
+mod entry;
+mod memory;
+
+pub use entry::union_field;
 
 const PASS: &str = "C back end";
 
@@ -266,168 +272,6 @@ impl Printer {
         self.f.vars.push(Var::opaque(name, cname.clone(), ty));
         cname
     }
-
-    // ------------------------------------------------------------------------------
-    // The entry point.
-
-    /// Prints the whole file: prelude, typedefs and helpers, loop bodies, and `entry` taking
-    /// `buffers` (in order) and binding each scalar of `scalars` as its [`Binding`] says.
-    pub fn file(
-        mut self,
-        s: &Stmt,
-        entry: &str,
-        buffers: &[EntryBuffer],
-        scalars: &[(Name, Type, Binding)],
-        header_comment: &str,
-    ) -> Result<String> {
-        self.f = Function::new(1);
-        self.f.pooled = true;
-        let used = captures(s, &[]);
-        for (i, b) in buffers.iter().enumerate() {
-            check(b.elem)?;
-            if !used.buffers.contains(&b.name) {
-                continue;
-            }
-            let cname = self.f.w.namer.fresh(&b.name);
-            let e = storage_c(b.elem);
-            self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
-            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None });
-        }
-        self.stream_flags(s, buffers);
-        for name in &used.vars {
-            let Some((_, ty, binding)) = scalars.iter().find(|(n, _, _)| n == name) else {
-                return Err(internal(format!("variable '{name}' is used but is neither a Param nor a buffer's shape")));
-            };
-            check(*ty)?;
-            let value = match binding {
-                Binding::Shape { buffer, dim, field } => format!("buffers[{buffer}]->dim[{dim}].{field}"),
-                Binding::Param { index } => format!("params[{index}].{}", union_field(*ty)),
-            };
-            self.declare(name, *ty, value);
-        }
-        for b in &used.buffers {
-            if !self.f.bufs.iter().any(|x| &x.name == b) {
-                return Err(internal(format!("buffer '{b}' is used but is neither an input nor the output")));
-            }
-        }
-        self.start_slots();
-        core::stmt(&mut self, s)?;
-        self.finish_function();
-        let body = std::mem::take(&mut self.f.w.out);
-
-        let mut out = String::new();
-        out.push_str(header_comment);
-        out.push_str(&super::prelude::fixed_prelude(&self.machine));
-        out.push_str(&self.helpers.text());
-        for b in &self.bodies {
-            out.push('\n');
-            out.push_str(b);
-        }
-        out.push('\n');
-        out.push_str(&format!(
-            "int {entry}(const struct halogen_runtime *rt, void *ctx, struct halogen_buffer *const *buffers,\n{}const union halogen_scalar *params) {{\n",
-            " ".repeat(entry.len() + 5)
-        ));
-        out.push_str("    if (!rt) rt = &h_serial_runtime;\n");
-        out.push_str("    (void)params;\n");
-        for (i, b) in buffers.iter().enumerate() {
-            out.push_str(&buffer_check(i, b));
-        }
-        out.push_str(&body);
-        out.push_str("}\n");
-        Ok(out)
-    }
-
-    /// Declares, for each output that `s` stores to and never loads from, whether its
-    /// stores may stream around the caches: whether the output is at least
-    /// `H_STREAM_MIN_BYTES` (see the prelude's `STREAM_HELPERS`). An output read back (an
-    /// update's accumulator, a scan) is stored as usual.
-    fn stream_flags(&mut self, s: &Stmt, buffers: &[EntryBuffer]) {
-        let outputs = write_only(s);
-        for (i, b) in buffers.iter().enumerate() {
-            let Some(pos) = self.f.bufs.iter().position(|x| x.name == b.name && outputs.contains(&x.name)) else {
-                continue;
-            };
-            let flag = self.f.w.namer.fresh(&format!("{}.stream", b.name));
-            self.line(format!("const int {flag} = h_stream_wanted(buffers[{i}]);"));
-            self.line(format!("(void){flag};"));
-            self.f.bufs[pos].stream = Some(flag);
-        }
-    }
-
-    // ------------------------------------------------------------------------------
-    // What loads and stores know of their indices.
-
-    /// The C text, in 64 bits, of the first lane of an index vector (see
-    /// [`core::index_c`] for why 64 bits).
-    fn first_lane_c(&mut self, first: &FirstLane) -> Result<String> {
-        match first {
-            FirstLane::Expr(e) => core::index_c(self, e),
-            FirstLane::Let(name) => match &self.lookup_var(name)?.spelled {
-                Spelled::Base(base) | Spelled::Clamped(_, base) => Ok(base.clone()),
-                Spelled::Scalar(u) => Ok(format!("(int64_t){u}")),
-                _ => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
-            },
-            FirstLane::Binary(op, a, b) => {
-                Ok(format!("({} {} {})", self.first_lane_c(a)?, index_symbol(*op), self.first_lane_c(b)?))
-            }
-        }
-    }
-
-    /// The C text of the scalar a uniform vector repeats.
-    fn uniform_c(&mut self, u: &Uniform) -> Result<String> {
-        match u {
-            Uniform::Expr(e) => core::expr(self, e),
-            Uniform::Let(name) => match &self.lookup_var(name)?.spelled {
-                Spelled::Scalar(u) => Ok(u.clone()),
-                _ => Err(internal(format!("'{name}' is not a broadcast"))),
-            },
-        }
-    }
-
-    /// The C conditions under which no lane of a clamped index is clamped.
-    fn in_range_c(&mut self, in_range: &[InRange]) -> Result<Vec<String>> {
-        let mut conds = Vec::new();
-        for c in in_range {
-            match c {
-                InRange::Below { first, last, bound } => {
-                    let bound = self.uniform_c(bound)?;
-                    let base = self.first_lane_c(first)?;
-                    conds.push(format!("(int64_t)({base}) + {last} <= (int64_t)({bound})"));
-                }
-                InRange::Above { first, bound } => {
-                    let bound = self.uniform_c(bound)?;
-                    let base = self.first_lane_c(first)?;
-                    conds.push(format!("({base}) >= ({bound})"));
-                }
-                InRange::Let(name) => match &self.lookup_var(name)?.spelled {
-                    Spelled::Clamped(c, _) => conds.extend(c.iter().cloned()),
-                    _ => return Err(internal(format!("'{name}' is not a clamped index"))),
-                },
-            }
-        }
-        Ok(conds)
-    }
-
-    /// Whether a dense store of `t` at `index` to an output that may stream does (see
-    /// [`super::streaming`]): the vector is a whole number of 16-byte blocks, the innermost
-    /// serial loop around it steps the index by exactly one vector over at least a cache
-    /// line's worth of iterations, so that successive iterations fill each cache line whole
-    /// and in order (a streamed line written in parts, with other stores in between, costs
-    /// a partial write to memory for each part), and that loop does little work per byte
-    /// it stores.
-    fn streams(&self, index: &Expr, t: Type) -> bool {
-        let bytes = t.lanes as usize * t.element().bytes();
-        if t.element().is_bool() || !bytes.is_multiple_of(16) {
-            return false;
-        }
-        let Some(innermost) = self.f.loops.last() else { return false };
-        let run = innermost.extent.map_or(i64::MAX, |e| e.saturating_mul(bytes as i64));
-        innermost.work.streams()
-            && run >= super::streaming::CACHE_LINE_BYTES
-            && self.lookup_var(&innermost.name).ok().and_then(|v| access::step_along(index, &v.name, v.ty, &self.f))
-                == Some(t.lanes as i64)
-    }
 }
 
 /// Host C: GCC/Clang vector extensions through the prelude's helpers, the CPU runtime's
@@ -586,63 +430,7 @@ impl Dialect for Printer {
     }
 
     fn store(&mut self, buffer: &Name, value: &Expr, index: &Expr, predicate: Option<&Expr>) -> Result<()> {
-        let b = self.lookup_buf(buffer)?.clone();
-        let vt = value.ty();
-        if vt.element() != b.elem {
-            return Err(internal(format!("store of {vt} to buffer '{buffer}' of {}", b.elem)));
-        }
-        let lanes = vt.lanes.max(index.ty().lanes).max(predicate.map_or(1, |p| p.ty().lanes));
-        if lanes == 1 {
-            let i = core::index_c(self, index)?;
-            let v = core::expr(self, value)?;
-            let v = if b.elem.is_bool() { format!("(uint8_t){v}") } else { strip_parens(&v).to_string() };
-            let target = format!("{}[{}]", b.cname, strip_parens(&i));
-            match predicate {
-                Some(p) => {
-                    let p = core::expr(self, p)?;
-                    self.line(format!("if {} {target} = {v};", paren(&p)));
-                }
-                None => self.line(format!("{target} = {v};")),
-            }
-            return Ok(());
-        }
-        let t = b.elem.with_lanes(lanes);
-        let v = core::operand(self, value, lanes)?;
-        match predicate {
-            None => match classify_access(index, lanes, &self.f) {
-                AccessPattern::Affine { first, stride: 1 } => {
-                    let base = self.first_lane_c(&first)?;
-                    match b.stream.as_ref().filter(|_| self.streams(index, t)) {
-                        Some(flag) => {
-                            let st = self.helpers.store_stream(t);
-                            self.line(format!("{st}({} + {base}, {v}, {flag});", b.cname));
-                            self.f.streams = true;
-                        }
-                        None => {
-                            let st = self.helpers.store_dense(t);
-                            self.line(format!("{st}({} + {base}, {v});", b.cname));
-                        }
-                    }
-                }
-                AccessPattern::Affine { first, stride: s } if s != 0 && !b.elem.is_bool() => {
-                    let base = self.first_lane_c(&first)?;
-                    let st = self.helpers.store_strided(t);
-                    self.line(format!("{st}({} + {base}, {s}, {v});", b.cname));
-                }
-                _ => {
-                    let i = core::operand(self, index, lanes)?;
-                    let st = self.helpers.store(t);
-                    self.line(format!("{st}({}, {i}, {v});", b.cname));
-                }
-            },
-            Some(p) => {
-                let i = core::operand(self, index, lanes)?;
-                let p = core::operand(self, p, lanes)?;
-                let st = self.helpers.store_pred(t);
-                self.line(format!("{st}({}, {i}, {v}, {p});", b.cname));
-            }
-        }
-        Ok(())
+        self.store_c(buffer, value, index, predicate)
     }
 
     fn allocate(&mut self, name: &Name, ty: Type, extents: &[Expr], body: &Stmt) -> Result<()> {
@@ -872,91 +660,7 @@ impl Dialect for Printer {
     }
 
     fn load(&mut self, t: Type, buffer: &Name, index: &Expr, predicate: Option<&Expr>) -> Result<String> {
-        let b = self.lookup_buf(buffer)?.clone();
-        if t.element() != b.elem {
-            return Err(internal(format!("load of {} from buffer '{buffer}' of {}", t.element(), b.elem)));
-        }
-        let lanes = t.lanes.max(index.ty().lanes);
-        if lanes == 1 {
-            let i = core::index_c(self, index)?;
-            let ld = format!("{}[{}]", b.cname, strip_parens(&i));
-            let ld = if b.elem.is_bool() { format!("({ld} != 0)") } else { ld };
-            return Ok(match predicate {
-                Some(p) => {
-                    let p = core::expr(self, p)?;
-                    format!("({p} ? {ld} : 0)")
-                }
-                None => ld,
-            });
-        }
-        let vt = b.elem.with_lanes(lanes);
-        match predicate {
-            None => match classify_access(index, lanes, &self.f) {
-                AccessPattern::Affine { first, stride: 1 } => {
-                    let base = self.first_lane_c(&first)?;
-                    let ld = self.helpers.load_dense(vt);
-                    Ok(format!("{ld}({} + {base})", b.cname))
-                }
-                AccessPattern::Affine { first, stride } if !b.elem.is_bool() => {
-                    // Evenly spaced lanes: one scalar load for a broadcast, dense loads and
-                    // a shuffle for every other element, one load per lane otherwise; never
-                    // an index vector.
-                    let base = self.first_lane_c(&first)?;
-                    Ok(match stride {
-                        0 => {
-                            let bc = self.helpers.broadcast(vt);
-                            format!("{bc}({}[{}])", b.cname, strip_parens(&base))
-                        }
-                        2 if lanes.is_power_of_two() => {
-                            let ld = self.helpers.load_stride_two(vt);
-                            format!("{ld}({} + {base})", b.cname)
-                        }
-                        s => {
-                            let ld = self.helpers.load_strided(vt);
-                            format!("{ld}({} + {base}, {s})", b.cname)
-                        }
-                    })
-                }
-                AccessPattern::ClampedDense { first, in_range } => {
-                    // A clamped ramp (a boundary condition) is dense away from the edges:
-                    // test that with scalars and load densely there.
-                    let conds = self.in_range_c(&in_range)?;
-                    let base = self.first_lane_c(&first)?;
-                    let ldd = self.helpers.load_dense(vt);
-                    let i = core::operand(self, index, lanes)?;
-                    let ld = self.helpers.load(vt);
-                    Ok(format!("(({}) ? {ldd}({} + {base}) : {ld}({}, {i}))", conds.join(" && "), b.cname, b.cname))
-                }
-                AccessPattern::NarrowIndex { narrow, narrow_ty, offset } => {
-                    // A lookup table indexed by narrow pixels: gather with those directly.
-                    let mut o = "0".to_string();
-                    for (op, term) in &offset {
-                        let sym = if *op == BinOp::Add { "+" } else { "-" };
-                        o = format!("({o} {sym} {})", self.first_lane_c(term)?);
-                    }
-                    let i = match narrow {
-                        Narrow::Expr(a) => core::operand(self, &a, lanes)?,
-                        Narrow::Let(name) => match &self.lookup_var(&name)?.spelled {
-                            Spelled::Narrow(n) => n.clone(),
-                            _ => return Err(internal(format!("'{name}' is not a widened vector"))),
-                        },
-                    };
-                    let ld = self.helpers.load_narrow_index(vt, narrow_ty);
-                    Ok(format!("{ld}({} + {o}, {i})", b.cname))
-                }
-                _ => {
-                    let i = core::operand(self, index, lanes)?;
-                    let ld = self.helpers.load(vt);
-                    Ok(format!("{ld}({}, {i})", b.cname))
-                }
-            },
-            Some(p) => {
-                let i = core::operand(self, index, lanes)?;
-                let p = core::operand(self, p, lanes)?;
-                let ld = self.helpers.load_pred(vt);
-                Ok(format!("{ld}({}, {i}, {p})", b.cname))
-            }
-        }
+        self.load_c(t, buffer, index, predicate)
     }
 }
 
@@ -971,39 +675,6 @@ fn positive_constant(e: &Expr) -> bool {
         Some(v) => v > 0,
         None => false,
     }
-}
-
-/// The member of `union halogen_scalar` holding a value of type `t`.
-pub fn union_field(t: Type) -> String {
-    if t.is_bool() {
-        "b".to_string()
-    } else {
-        mnemonic(t.element())
-    }
-}
-
-/// The check, at the top of the entry point, that a buffer descriptor has the element type
-/// and dimension count the code was compiled for (callers of ahead-of-time code pass
-/// descriptors by hand).
-fn buffer_check(i: usize, b: &EntryBuffer) -> String {
-    let code = match b.elem.code {
-        TypeCode::Int => 0,
-        TypeCode::UInt | TypeCode::Bool => 1,
-        TypeCode::Float => 2,
-        TypeCode::Handle => 3,
-    };
-    let msg = c_string(&format!(
-        "buffer '{}' (argument {i}) must hold {} in {} dimension{}",
-        b.name,
-        b.elem,
-        b.dims,
-        if b.dims == 1 { "" } else { "s" }
-    ));
-    format!(
-        "    if (!buffers[{i}] || buffers[{i}]->type_code != {code} || buffers[{i}]->type_bits != {} || buffers[{i}]->dimensions != {}) {{\n        rt->error(ctx, {msg});\n        return -1;\n    }}\n",
-        b.elem.bits,
-        b.dims
-    )
 }
 
 #[cfg(test)]
