@@ -83,8 +83,9 @@ pub(crate) trait Dialect {
     fn load(&mut self, t: Type, buffer: &Name, index: &Expr, predicate: Option<&Expr>) -> Result<String>;
 
     /// The math library function computing the float intrinsic `which` in single (`f32`)
-    /// or double precision. These are C99's `<math.h>` names, which OpenCL C and CUDA C
-    /// also have; a dialect with faster equivalents names them here.
+    /// or double precision: by default C99's `<math.h>` names (`sqrtf`, `sqrt`), which
+    /// CUDA C also has. A dialect whose library spells them otherwise (OpenCL C overloads
+    /// `sqrt` for both precisions) or has faster equivalents names them here.
     fn math_function(&self, which: Intrinsic, f32: bool) -> &'static str {
         let (single, double) = match which {
             Intrinsic::Sqrt => ("sqrtf", "sqrt"),
