@@ -6,78 +6,12 @@
 //! initialized (broadcasts and ramps fill them, loads zero them) and never reach memory,
 //! because loads and stores touch the first `n` lanes only. Bool vectors hold one byte per
 //! lane with the value 0 or 1, like bool buffers, so they load and store with `memcpy`.
+//!
+//! The scalar spellings every C dialect shares live in [`crate::backend::c_like::types`];
+//! they are re-exported here under their old paths.
 
-use crate::error::{Error, Result};
-use crate::ir::{Type, TypeCode};
-
-const PASS: &str = "C back end";
-
-/// Checks that the element type has a C spelling (ints of 8–64 bits, f32, f64, bool).
-pub fn check(t: Type) -> Result<()> {
-    let ok = match t.code {
-        TypeCode::Int | TypeCode::UInt => matches!(t.bits, 8 | 16 | 32 | 64),
-        TypeCode::Float => matches!(t.bits, 32 | 64),
-        TypeCode::Bool => true,
-        TypeCode::Handle => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::internal(PASS, format!("type {t} has no C spelling")))
-    }
-}
-
-/// The short name of an element type (`i32`, `u8`, `f64`, `bool`), used in helper and
-/// typedef names.
-///
-/// ```
-/// use halogen::backend::c::types::mnemonic;
-/// use halogen::Type;
-/// assert_eq!(mnemonic(Type::u16()), "u16");
-/// assert_eq!(mnemonic(Type::f32().with_lanes(8)), "f32x8");
-/// assert_eq!(mnemonic(Type::bool().with_lanes(5)), "boolx5");
-/// ```
-pub fn mnemonic(t: Type) -> String {
-    let base = match t.code {
-        TypeCode::Int => format!("i{}", t.bits),
-        TypeCode::UInt => format!("u{}", t.bits),
-        TypeCode::Float => format!("f{}", t.bits),
-        TypeCode::Bool => "bool".to_string(),
-        TypeCode::Handle => "handle".to_string(),
-    };
-    if t.is_vector() {
-        format!("{base}x{}", t.lanes)
-    } else {
-        base
-    }
-}
-
-/// The C type of a scalar value of the element type of `t`.
-pub fn scalar_c(t: Type) -> &'static str {
-    match (t.code, t.bits) {
-        (TypeCode::Bool, _) => "bool",
-        (TypeCode::Int, 8) => "int8_t",
-        (TypeCode::Int, 16) => "int16_t",
-        (TypeCode::Int, 32) => "int32_t",
-        (TypeCode::Int, _) => "int64_t",
-        (TypeCode::UInt, 8) => "uint8_t",
-        (TypeCode::UInt, 16) => "uint16_t",
-        (TypeCode::UInt, 32) => "uint32_t",
-        (TypeCode::UInt, _) => "uint64_t",
-        (TypeCode::Float, 32) => "float",
-        (TypeCode::Float, _) => "double",
-        (TypeCode::Handle, _) => "void *",
-    }
-}
-
-/// The C type of one element in memory: bools are stored as one byte (0 or 1).
-pub fn storage_c(t: Type) -> &'static str {
-    if t.is_bool() {
-        "uint8_t"
-    } else {
-        scalar_c(t)
-    }
-}
+pub use crate::backend::c_like::types::{check, mnemonic, scalar_c, storage_c};
+use crate::ir::Type;
 
 /// The C type of a value of type `t`: a scalar type, or the vector typedef's name.
 pub fn value_c(t: Type) -> String {

@@ -1,7 +1,7 @@
 //! C syntax shared by every C dialect: operator symbols, parentheses, and literals that
 //! read back as exactly the IR's constants.
 
-use crate::backend::c::types::scalar_c;
+use super::types::scalar_c;
 use crate::ir::{BinOp, CmpOp, Type, TypeCode};
 
 /// The C operator of `+`, `-`, `*` and `/`.
