@@ -3,29 +3,11 @@
 
 mod common;
 
-use common::{assert_pixels, realize, targets_under_test};
+use common::{assert_pixels, blur, realize, targets_under_test, Blur};
 use halogen::prelude::*;
 
 const W: i32 = 37;
 const H: i32 = 23;
-
-struct Blur {
-    input: ImageParam,
-    blur_x: Func,
-    blur_y: Func,
-    x: Var,
-    y: Var,
-}
-
-fn blur() -> Blur {
-    let input = ImageParam::new(Type::u16(), 2, "input");
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let blur_x = Func::new("blur_x");
-    let blur_y = Func::new("blur_y");
-    blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
-    blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
-    Blur { input, blur_x, blur_y, x, y }
-}
 
 /// Input covering the margin the blur reads: [-1, W] × [-1, H].
 fn input_image() -> Buffer<u16> {

@@ -11,6 +11,8 @@
 //! The pass's output must also pass the verifier, with the buffers the input uses without
 //! allocating them (and the fixture's images and outputs) as the pipeline's buffers.
 
+mod common;
+
 use halogen::ir::parse::{parse_stmt, parse_stmt_with_funcs};
 use halogen::ir::{walk_expr, walk_stmt, Expr, ExprKind, FuncId, Name, Stmt, Type, Visitor};
 use halogen::lower::environment::{buffer_names, build_environment, Environment};
@@ -27,12 +29,7 @@ fn fixture(name: &str) -> Option<(Environment, HashMap<Name, FuncId>)> {
         // A 3x3 blur of a uint16 image whose rows of `blur_x` are stored for the whole
         // output and computed per row of `blur_y`: they slide and fold to 3 rows.
         "blur sliding" => {
-            let input = ImageParam::new(Type::u16(), 2, "input");
-            let (x, y) = (Var::new("x"), Var::new("y"));
-            let blur_x = Func::new("blur_x");
-            let blur_y = Func::new("blur_y");
-            blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
-            blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
+            let common::Blur { blur_x, blur_y, y, .. } = common::blur();
             blur_x.store_root().compute_at(&blur_y, y);
             vec![blur_y, blur_x]
         }

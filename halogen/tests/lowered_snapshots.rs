@@ -2,15 +2,12 @@
 //! (Halide 2012, Fig. 4): inline, root, chunk (compute_at) and sliding window
 //! (store_root + compute_at).
 
+mod common;
+
 use halogen::prelude::*;
 
 fn blur(schedule: &str) -> String {
-    let input = ImageParam::new(Type::u16(), 2, "input");
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let blur_x = Func::new("blur_x");
-    let blur_y = Func::new("blur_y");
-    blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
-    blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
+    let common::Blur { blur_x, blur_y, x, y, .. } = common::blur();
     match schedule {
         "inline" => {}
         "root" => {

@@ -4,6 +4,8 @@
 //! updates over reduction domains and vectorized updates, boundary conditions, float and
 //! bool values, parameters; and with them the vector tails and storage folds in the IR.
 
+mod common;
+
 use halogen::ir::parse::parse_stmt_with_funcs;
 use halogen::ir::{FuncId, Name};
 use halogen::lower::lower::record_passes;
@@ -20,12 +22,7 @@ fn func_ids(funcs: &[Func]) -> HashMap<Name, FuncId> {
 }
 
 fn blur(schedule: &str) -> Funcs {
-    let input = ImageParam::new(Type::u16(), 2, "input");
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let blur_x = Func::new("blur_x");
-    let blur_y = Func::new("blur_y");
-    blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
-    blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
+    let common::Blur { blur_x, blur_y, x, y, .. } = common::blur();
     let (xi, yi) = (Var::new("xi"), Var::new("yi"));
     match schedule {
         "root" => {

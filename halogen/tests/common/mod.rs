@@ -122,3 +122,29 @@ pub fn assert_same_pixels<T: Element>(got: &Buffer<T>, expected: &Buffer<T>, con
     );
     assert_pixels(got, expected.as_slice(), context);
 }
+
+/// The Halide paper's 3×3 box blur, the pipeline many tests schedule: `blur_x` averages
+/// three pixels of a `uint16` input along x, `blur_y` three of `blur_x` along y.
+pub struct Blur {
+    /// The input image.
+    pub input: ImageParam,
+    /// The horizontal pass.
+    pub blur_x: Func,
+    /// The vertical pass, the output.
+    pub blur_y: Func,
+    /// The pure variables of both.
+    pub x: Var,
+    /// The pure variables of both.
+    pub y: Var,
+}
+
+/// A fresh, unscheduled [`Blur`].
+pub fn blur() -> Blur {
+    let input = ImageParam::new(Type::u16(), 2, "input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let blur_x = Func::new("blur_x");
+    let blur_y = Func::new("blur_y");
+    blur_x.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
+    blur_y.def((x, y), (blur_x.at((x, y - 1)) + blur_x.at((x, y)) + blur_x.at((x, y + 1))) / 3);
+    Blur { input, blur_x, blur_y, x, y }
+}
