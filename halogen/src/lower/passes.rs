@@ -4,18 +4,21 @@
 //! Each entry names the [`Phase`] its output is in, so the verifier checks it as lowering
 //! would. Sliding window (with storage folding) and storage flattening also read the Funcs'
 //! facts (arguments, stages, schedules, value types) from an [`Environment`]: they are
-//! [`ENV_PASSES`], which a test runs with the environment of a pipeline it builds. Schedule
-//! functions and bounds inference build the nest from the schedules, so they have no
-//! statement to start from.
+//! [`ENV_PASSES`], which a test runs with the environment of a pipeline it builds. So do
+//! bounds inference (its input is the nest schedule functions builds) and schedule
+//! functions itself, whose input is the environment alone: it ignores the statement.
 
+use super::bounds_inference::bounds_inference;
 use super::environment::Environment;
 use super::partition_loops::partition_loops;
+use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
 use super::storage_flattening::storage_flattening;
 use super::unroll::unroll;
 use super::vectorize::vectorize;
 use super::verify::Phase;
+use super::LowerCtx;
 use crate::analysis::{cse_stmt, simplify_stmt};
 use crate::error::Result;
 use crate::ir::Stmt;
@@ -68,6 +71,16 @@ pub struct EnvPass {
 
 /// Every pass that takes a statement and the [`Environment`], in lowering order.
 pub const ENV_PASSES: &[EnvPass] = &[
+    EnvPass {
+        name: "schedule functions",
+        phase: Phase::Scheduled,
+        run: |_, env| schedule_functions(&LowerCtx::new(env.clone())),
+    },
+    EnvPass {
+        name: "bounds inference",
+        phase: Phase::BoundsInferred,
+        run: |s, env| bounds_inference(s, &LowerCtx::new(env.clone())),
+    },
     EnvPass { name: "sliding window and storage folding", phase: Phase::BoundsInferred, run: sliding_window },
     EnvPass { name: "storage flattening", phase: Phase::Flattened, run: storage_flattening },
 ];
