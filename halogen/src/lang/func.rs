@@ -165,7 +165,8 @@ fn collect_rdoms(exprs: &[Expr]) -> Vec<ReductionRef> {
 }
 
 impl Func {
-    /// A new, undefined Func. Names need not be unique; the compiler makes them so.
+    /// A new, undefined Func. The Funcs of one pipeline need distinct names: compiling a
+    /// pipeline in which two Funcs share one is an `Err`.
     pub fn new(name: &str) -> Func {
         Func(FuncRef(Arc::new(Mutex::new(FuncData {
             name: name.into(),
