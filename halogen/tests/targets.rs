@@ -94,3 +94,16 @@ fn target_strings_round_trip_through_compiled_pipelines() {
     let c = Pipeline::new(&[&f]).compile(&"interp".parse().unwrap()).unwrap();
     assert!(c.c_source().is_none());
 }
+
+#[test]
+fn the_c_back_end_never_runs_device_loops_serially() {
+    // Lowered for a GPU target, the nest keeps its GPU loops; printing it as host C (as an
+    // ahead-of-time build would) is an error, not a serial loop.
+    let (f, x) = ramp();
+    let (xo, xi) = (Var::new("xo"), Var::new("xi"));
+    f.split(x, xo, xi, 8).gpu_blocks(xo).gpu_threads(xi);
+    let target: Target = "host-cuda".parse().unwrap();
+    let lowered = halogen::lower::lower(&[f.func_ref().clone()], &target).unwrap();
+    let e = halogen::backend::c::generate(&lowered, "ramp", &target).unwrap_err().to_string();
+    assert!(e.contains("loop 'ramp.s0.x.xo' is a GpuBlock loop, which C on the host does not run"), "{e}");
+}

@@ -43,9 +43,14 @@ pub(crate) fn stmt(d: &mut impl Dialect, s: &Stmt) -> Result<()> {
         }
         Stmt::For { name, min, extent, kind, body, .. } => match kind {
             ForKind::Parallel => d.parallel_for(name, min, extent, body),
-            // Vectorized and unrolled loops the passes left (their fallback) and the
-            // kinds of other back ends compute the same values serially.
-            _ => serial_for(d, name, min, extent, body),
+            // A loop for a device or for ranks is never run as a serial loop in disguise:
+            // lowering and `backend::select` keep it from here, and this says so if not.
+            ForKind::GpuBlock | ForKind::GpuThread | ForKind::Distributed => Err(Error::Target(format!(
+                "C back end: loop '{name}' is a {kind:?} loop, which C on the host does not run"
+            ))),
+            // Vectorized and unrolled loops the passes left (their fallback) compute the
+            // same values serially.
+            ForKind::Serial | ForKind::Vectorized | ForKind::Unrolled => serial_for(d, name, min, extent, body),
         },
         Stmt::Store { buffer, value, index, predicate } => d.store(buffer, value, index, predicate.as_ref()),
         Stmt::Allocate { name, ty, extents, body } => d.allocate(name, *ty, extents, body),
