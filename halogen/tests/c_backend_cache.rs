@@ -93,6 +93,36 @@ fn cache_missing_compiler_and_compile_errors() {
         s.spawn(|| assert_eq!(run(&c2, &input2), expected));
     });
 
+    // A damaged cache entry is rebuilt, never loaded: a truncated library (loading it would
+    // crash the process), one overwritten with garbage, and one without its checksum record.
+    drop((c1, c2));
+    let so = std::fs::read_dir(dir.join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "so"))
+        .unwrap();
+    let record = PathBuf::from(format!("{}.sum", so.display()));
+    assert!(record.is_file(), "no checksum record beside {}", so.display());
+    for damage in ["truncated", "overwritten", "without its record"] {
+        match damage {
+            "truncated" => {
+                let len = std::fs::metadata(&so).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(&so).unwrap().set_len(len / 2).unwrap();
+            }
+            "overwritten" => {
+                let len = std::fs::metadata(&so).unwrap().len() as usize;
+                std::fs::write(&so, vec![0x5a; len]).unwrap();
+            }
+            _ => std::fs::remove_file(&record).unwrap(),
+        }
+        let (input_n, f_n) = blur();
+        let before = jit::compiler_invocations();
+        let c = Pipeline::new(&[&f_n]).compile(&Target::host()).unwrap();
+        assert_eq!(jit::compiler_invocations(), before + 1, "a library {damage} was not rebuilt");
+        assert_eq!(run(&c, &input_n), expected, "a library {damage}");
+        assert!(record.is_file());
+    }
+
     // No compiler: a clear error naming HALOGEN_CC; the interpreter still works.
     std::env::set_var("HALOGEN_CC", dir.join("no-such-compiler"));
     let (_, f3) = blur();

@@ -14,6 +14,9 @@
 //!   its `--version` output (asked once per process) and the CPU's feature flags. A pipeline compiled before, by
 //!   this process or an earlier one, is loaded without running the compiler; the source is
 //!   kept beside the library (`<hash>.c`) for inspection.
+//! - Each library has a checksum record beside it (`<hash>.so.sum`: size and SHA-256,
+//!   written before the library, both by rename). A library whose record is missing or does
+//!   not match (truncated, damaged, or written by an older version) is rebuilt, never loaded.
 //! - A compile error keeps the source and the compiler's log (`<hash>.log`) and names both
 //!   in the `Err`.
 //! - To read the generated C: `Compiled::c_source()`, the `<hash>.c` files in the cache,
@@ -235,8 +238,42 @@ fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -
             ),
         ));
     }
+    // The checksum goes in first: a library is never in place without the record that
+    // vouches for it (a reader that meets another build's pair mid-way rebuilds).
+    let bytes = std::fs::read(&tmp_so).map_err(|e| io_error("read the compiled library", &tmp_so, e))?;
+    let sum = checksum_path(&so);
+    let tmp_sum = dir.join(format!("{key}.{tag}.sum.tmp"));
+    std::fs::write(&tmp_sum, checksum_record(&bytes)).map_err(|e| io_error("write the checksum", &tmp_sum, e))?;
+    std::fs::rename(&tmp_sum, &sum).map_err(|e| io_error("write the checksum", &sum, e))?;
     std::fs::rename(&tmp_so, &so).map_err(|e| io_error("move the compiled library to", &so, e))?;
     Ok(so)
+}
+
+/// Where the size and SHA-256 of a cached library are kept: `<key>.so.sum`.
+fn checksum_path(so: &Path) -> PathBuf {
+    let mut name = so.as_os_str().to_owned();
+    name.push(".sum");
+    PathBuf::from(name)
+}
+
+/// The checksum record of a library: its size in bytes and SHA-256, on one line.
+fn checksum_record(bytes: &[u8]) -> String {
+    let digest: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    format!("{} {digest}\n", bytes.len())
+}
+
+/// Whether the cached library `so` is whole: its checksum record exists and matches its
+/// size and contents. A truncated library would crash the process when loaded (the loader
+/// maps pages the file no longer has), and a damaged one would fail on every run; either is
+/// rebuilt instead.
+fn cached_library_is_intact(so: &Path) -> bool {
+    let Ok(record) = std::fs::read_to_string(checksum_path(so)) else { return false };
+    let Some(size) = record.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()) else { return false };
+    // The size first: a truncated file is caught without reading it.
+    if std::fs::metadata(so).map(|m| m.len()).ok() != Some(size) {
+        return false;
+    }
+    std::fs::read(so).is_ok_and(|bytes| checksum_record(&bytes) == record)
 }
 
 /// A pipeline compiled to native code and loaded: reusable, and safe to call from several
@@ -301,7 +338,7 @@ impl JitModule {
         };
         let path = {
             let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-            if so.is_file() {
+            if cached_library_is_intact(&so) {
                 so
             } else {
                 build(&module.source, &cc, &flags, &dir, &key)?
