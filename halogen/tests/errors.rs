@@ -154,3 +154,43 @@ fn schedule_mistakes_name_func_and_directive() {
         assert!(e.contains("'smear'") && e.contains("vectorize"), "{target}: {e}");
     }
 }
+
+#[test]
+fn buffers_reaching_toward_the_integer_limits_are_errors() {
+    // A vectorized output ending at i32::MAX once wrote past its heap block on the host.
+    let x = Var::new("x");
+    let f = Func::new("ramp");
+    f.def(x, x + 1);
+    f.vectorize(x, 8);
+    let (input, gain, brighter) = brighten();
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+        for (min, extent) in [(i32::MAX - 4, 5), (i32::MIN, 3), (1 << 30, 1), (-(1 << 30) - 1, 2)] {
+            let mut out = Buffer::<i32>::with_min(&[min], &[extent]);
+            let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
+            let last = min as i64 + extent as i64 - 1;
+            assert!(
+                e.contains(&format!("output buffer for Func 'ramp' dimension 0 covers [{min}, {last}]"))
+                    && e.contains("[-1073741824, 1073741823]"),
+                "{target}: {e}"
+            );
+        }
+        // The edges of the range are fine.
+        for (min, extent) in [((1 << 30) - 9, 9), (-(1 << 30), 9)] {
+            let mut out = Buffer::<i32>::with_min(&[min], &[extent]);
+            c.realize(&Args::new(), &mut out).unwrap();
+            assert_eq!(out.as_slice(), &(min + 1..min + 1 + extent).collect::<Vec<_>>()[..], "{target}");
+        }
+        // Inputs too.
+        let c = Pipeline::new(&[&brighter]).compile(&target).unwrap();
+        let img = Buffer::<u8>::with_min(&[i32::MAX - 10, 0], &[11, 2]);
+        let mut args = Args::new();
+        args.image(&input, &img).param(&gain, 2);
+        let mut out = Buffer::<u8>::new(&[4, 2]);
+        let e = c.realize(&args, &mut out).unwrap_err().to_string();
+        assert!(
+            e.contains("input buffer for ImageParam 'photo' dimension 0 covers [2147483637, 2147483647]"),
+            "{target}: {e}"
+        );
+    }
+}

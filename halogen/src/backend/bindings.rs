@@ -3,6 +3,11 @@
 //! against its type. A back end receives [`Bindings`] and needs no checks of its own for
 //! what the pipeline's definition says; what only it can know (a descriptor's layout, a
 //! device copy) it checks itself.
+//!
+//! Every buffer's coordinates must lie within ±2^30 ([`COORDINATE_LIMIT`]). Loop ends,
+//! vector tails and footprints are computed from them in 32 bits, and a buffer reaching
+//! toward `i32::MAX` made them wrap (a vectorized output ending at `i32::MAX` wrote past
+//! its heap block). With this margin, the bounds of a loop or a stencil stay representable.
 
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name};
@@ -20,6 +25,26 @@ pub struct Bindings<'i, 'o> {
     /// Every scalar `Param` the pipeline reads, by name, with a value of its type. The
     /// shapes of the buffers (`name.min.d`, …) are not here: see [`Bindings::shape_scalars`].
     pub params: BTreeMap<Name, Expr>,
+}
+
+/// Buffer coordinates must lie in `[-COORDINATE_LIMIT, COORDINATE_LIMIT)`: 2^30.
+pub const COORDINATE_LIMIT: i64 = 1 << 30;
+
+/// An `Err` if dimension `d` of a buffer reaches outside the coordinates Halogen computes
+/// with (`what` names the buffer in the message).
+fn check_coordinates(what: &str, dims: &[BufferDim]) -> Result<()> {
+    for (d, dim) in dims.iter().enumerate() {
+        let (first, last) = (dim.min as i64, dim.min as i64 + dim.extent as i64 - 1);
+        if dim.extent > 0 && (first < -COORDINATE_LIMIT || last >= COORDINATE_LIMIT) {
+            return Err(Error::Buffer(format!(
+                "{what} dimension {d} covers [{first}, {last}], outside the coordinates Halogen computes \
+                 with, [{}, {}]: its loop bounds could wrap around in 32 bits",
+                -COORDINATE_LIMIT,
+                COORDINATE_LIMIT - 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The scalars `name.min.d`, `name.extent.d` and `name.stride.d` of a buffer's shape.
@@ -79,6 +104,7 @@ impl<'i, 'o> Bindings<'i, 'o> {
                     f.args.len()
                 )));
             }
+            check_coordinates(&format!("output buffer for Func '{name}'"), &out.dims)?;
             bound.extend(shape_of(name, &out.dims).map(|(n, _)| n));
             checked_outputs.push((name.clone(), out));
         }
@@ -102,6 +128,7 @@ impl<'i, 'o> Bindings<'i, 'o> {
                     used.dims
                 )));
             }
+            check_coordinates(&format!("input buffer for ImageParam '{img}'"), &raw.dims)?;
             bound.extend(shape_of(img, &raw.dims).map(|(n, _)| n));
             inputs.push((img.clone(), raw.clone()));
         }
