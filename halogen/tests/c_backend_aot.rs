@@ -174,3 +174,17 @@ fn compile_to_static_library_links_into_a_c_program() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn names_that_are_not_c_identifiers_are_refused_not_rewritten() {
+    let dir = work_dir("names");
+    let (_, f) = blur();
+    let c = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap();
+    for stem in ["int", "my-blur", "2blur", "h_blur"] {
+        let e = c.compile_to_c(dir.join(format!("{stem}.c"))).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("argument error: '{stem}' cannot name the C entry point")), "{e}");
+        assert!(!dir.join(format!("{stem}.c")).exists(), "{stem}");
+        let e = c.compile_to_static_library(&dir, stem).unwrap_err().to_string();
+        assert!(e.contains("cannot name the C entry point"), "{e}");
+    }
+}

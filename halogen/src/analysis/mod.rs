@@ -7,6 +7,7 @@ pub mod cse;
 pub mod interval;
 pub mod simplify;
 pub mod substitute;
+pub mod widen;
 
 #[cfg(test)]
 pub(crate) mod test_eval;
@@ -17,3 +18,4 @@ pub use simplify::{can_prove, can_prove_in_scope, simplify, simplify_in_scope, s
 pub use substitute::{
     expr_uses_var, free_vars, stmt_uses_var, substitute, substitute_in_stmt, substitute_map, substitute_map_in_stmt,
 };
+pub use widen::widen_to_i64;

@@ -90,9 +90,18 @@ pub fn header(m: &CModule) -> String {
     s
 }
 
-/// The entry point's name for a file stem: a C identifier.
-fn entry_name(stem: &str) -> String {
-    sanitize(stem)
+/// The entry point's name for a file stem or library name, which must be a C identifier
+/// as it is: a name rewritten behind the user's back would not link.
+fn entry_name(stem: &str) -> Result<String> {
+    let sanitized = sanitize(stem);
+    if sanitized == stem {
+        return Ok(sanitized);
+    }
+    Err(Error::Argument(format!(
+        "'{}' cannot name the C entry point: use ASCII letters, digits and '_', starting with a letter, not a C \
+         keyword, not all capitals, and not starting with 'h_', 'halogen', 'body_' or 'closure_' (such as '{sanitized}')",
+        stem.escape_debug()
+    )))
 }
 
 /// Writes the pipeline as C to `path` and its header beside it (`path` with the extension
@@ -113,7 +122,7 @@ fn entry_name(stem: &str) -> String {
 /// ```
 pub fn compile_to_c(lowered: &Lowered, path: &Path, target: &Target) -> Result<()> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("pipeline");
-    let m = c::generate(lowered, &entry_name(stem), target)?;
+    let m = c::generate(lowered, &entry_name(stem)?, target)?;
     std::fs::write(path, &m.source).map_err(|e| io_error("write", path, e))?;
     let h = path.with_extension("h");
     std::fs::write(&h, header(&m)).map_err(|e| io_error("write", &h, e))?;
@@ -126,7 +135,7 @@ pub fn compile_to_c(lowered: &Lowered, path: &Path, target: &Target) -> Result<(
 /// `-march=native`), so the library runs on any machine of that architecture; link it
 /// with `-lm`.
 pub fn compile_to_static_library(lowered: &Lowered, dir: &Path, name: &str, target: &Target) -> Result<()> {
-    let m = c::generate(lowered, &entry_name(name), target)?;
+    let m = c::generate(lowered, &entry_name(name)?, target)?;
     build_static_library(&m, dir, &super::jit::compiler(), &[]).map(|_| ())
 }
 

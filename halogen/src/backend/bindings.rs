@@ -27,8 +27,7 @@ pub struct Bindings<'i, 'o> {
     pub params: BTreeMap<Name, Expr>,
 }
 
-/// Buffer coordinates must lie in `[-COORDINATE_LIMIT, COORDINATE_LIMIT)`: 2^30.
-pub const COORDINATE_LIMIT: i64 = 1 << 30;
+pub use crate::ir::COORDINATE_LIMIT;
 
 /// An `Err` if dimension `d` of a buffer reaches outside the coordinates Halogen computes
 /// with (`what` names the buffer in the message).

@@ -14,4 +14,10 @@ pub use expr::{
 };
 pub use stmt::{Fold, ForKind, MsgPart, Range, Stmt, VectorTail};
 pub use types::{Type, TypeCode};
+/// Every coordinate a pipeline computes with lies in `[-COORDINATE_LIMIT, COORDINATE_LIMIT)`,
+/// that is ±2^30: buffers are checked against it when a pipeline runs, and the regions of
+/// every Func and input against it (in 64 bits) before anything is computed. Within it, a
+/// loop end, an extent `max - min + 1` or a vector tail computed in 32 bits cannot wrap.
+pub const COORDINATE_LIMIT: i64 = 1 << 30;
+
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};

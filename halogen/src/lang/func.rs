@@ -377,7 +377,17 @@ impl Func {
     #[track_caller]
     pub fn at_tuple(&self, args: impl IntoArgs, index: usize) -> Expr {
         let loc = Location::caller();
-        let args: Vec<Expr> = args.into_args().into_iter().map(super::expr_ops::to_i32).collect();
+        let args = args.into_args();
+        for (i, a) in args.iter().enumerate() {
+            if a.ty().is_float() {
+                self.record(Error::Definition(format!(
+                    "Func '{}': argument {i} ('{a}') is {}; coordinates are integers, convert it explicitly (at {loc})",
+                    self.name(),
+                    a.ty()
+                )));
+            }
+        }
+        let args: Vec<Expr> = args.into_iter().map(super::expr_ops::to_i32).collect();
         let types = self.0.value_types();
         let ty = match types.get(index) {
             Some(t) => *t,
@@ -845,8 +855,14 @@ impl Stage {
         suffix: &str,
     ) -> &Stage {
         self.with_schedule(directive, loc, |s| {
-            if factor < 1 {
-                return Err(format!("the factor must be at least 1, got {factor}"));
+            check_factor(factor)?;
+            if kind == ForKind::Unrolled && factor > MAX_UNROLL {
+                return Err(format!(
+                    "the factor {factor} is over {MAX_UNROLL}: an unrolled loop repeats its body once per iteration in the generated code"
+                ));
+            }
+            if kind == ForKind::Vectorized && factor > MAX_VECTOR_LANES {
+                return Err(format!("the factor {factor} is over {MAX_VECTOR_LANES}, the widest vector Halogen makes"));
             }
             let inner: Name = format!("{var}_{suffix}").into();
             split_dims(s, &var, &var, &inner, factor, TailStrategy::Auto)?;
@@ -855,6 +871,22 @@ impl Stage {
             Ok(())
         })
     }
+}
+
+use crate::schedule::{MAX_UNROLL, MAX_VECTOR_LANES};
+
+/// A split factor is at least 1 and at most the coordinate range: no region is wider.
+fn check_factor(factor: i32) -> Result<(), String> {
+    if factor < 1 {
+        return Err(format!("the factor must be at least 1, got {factor}"));
+    }
+    if i64::from(factor) > crate::ir::COORDINATE_LIMIT {
+        return Err(format!(
+            "the factor {factor} is over {}, the widest region Halogen computes",
+            crate::ir::COORDINATE_LIMIT
+        ));
+    }
+    Ok(())
 }
 
 fn position(s: &StageSchedule, var: &Name) -> Result<usize, String> {
@@ -872,9 +904,7 @@ fn split_dims(
     factor: i32,
     tail: TailStrategy,
 ) -> Result<(), String> {
-    if factor < 1 {
-        return Err(format!("the factor must be at least 1, got {factor}"));
-    }
+    check_factor(factor)?;
     let i = position(s, old)?;
     if outer == inner {
         return Err(format!("outer and inner loops must have different names, both are '{outer}'"));

@@ -71,9 +71,30 @@ impl Var {
     }
 }
 
-fn rdom_registry() -> &'static Mutex<Vec<ReductionRef>> {
-    static R: OnceLock<Mutex<Vec<ReductionRef>>> = OnceLock::new();
+/// A domain made by [`RDom::new`], with the mistakes made creating and using it.
+struct RDomEntry {
+    domain: ReductionRef,
+    errors: Vec<String>,
+}
+
+fn rdom_registry() -> &'static Mutex<Vec<RDomEntry>> {
+    static R: OnceLock<Mutex<Vec<RDomEntry>>> = OnceLock::new();
     R.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The mistakes recorded for the reduction domain `r` (a float bound, no dimensions, a
+/// dimension asked for that it does not have), each a sentence.
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen::lang::var::rdom_errors;
+/// let r = RDom::new(&[(Expr::from(0), Expr::from(4))]);
+/// let _ = r.y();
+/// assert!(rdom_errors(&r.domain())[0].contains("dimension 1 of reduction domain"));
+/// ```
+pub fn rdom_errors(r: &ReductionRef) -> Vec<String> {
+    let reg = rdom_registry().lock().unwrap_or_else(|p| p.into_inner());
+    reg.iter().find(|e| e.domain == *r).map(|e| e.errors.clone()).unwrap_or_default()
 }
 
 /// One dimension of an [`RDom`]; `Copy`, like [`Var`].
@@ -93,7 +114,7 @@ pub struct RVar {
 impl RVar {
     /// The domain this variable belongs to.
     pub fn domain(&self) -> ReductionRef {
-        rdom_registry().lock().unwrap_or_else(|p| p.into_inner())[self.rdom as usize].clone()
+        rdom_registry().lock().unwrap_or_else(|p| p.into_inner())[self.rdom as usize].domain.clone()
     }
     /// Its unique name.
     pub fn name(&self) -> Name {
@@ -132,52 +153,105 @@ pub struct RDom {
 
 impl RDom {
     /// A domain from `(min, extent)` pairs, innermost first. Bounds must be integer
-    /// expressions that do not depend on pure variables (checked when compiling).
+    /// expressions that do not depend on pure variables (checked when compiling). Mistakes
+    /// (no dimensions, a float bound, asking for a dimension it does not have) are
+    /// recorded and reported by the compiler when a definition uses the domain.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let r = RDom::new(&[(Expr::from(0), Expr::from(f32::NAN))]);
+    /// let x = Var::new("x");
+    /// let f = Func::new("nan_extent");
+    /// f.def(x, 0);
+    /// f.update(x, f.at(x) + r.x());
+    /// let e = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap_err();
+    /// assert!(e.to_string().contains("the extent of dimension 0 is float32"), "{e}");
+    /// ```
+    #[track_caller]
     pub fn new(bounds: &[(Expr, Expr)]) -> RDom {
+        let loc = std::panic::Location::caller();
         let base = unique_name("r");
+        let mut errors = Vec::new();
+        for (i, (min, extent)) in bounds.iter().enumerate() {
+            for (what, e) in [("minimum", min), ("extent", extent)] {
+                if !e.ty().is_int_or_uint() || e.ty().is_vector() {
+                    errors.push(format!(
+                        "the {what} of dimension {i} is {} ('{e}'); the bounds of a reduction domain are integers, convert it explicitly (at {loc})",
+                        e.ty()
+                    ));
+                }
+            }
+        }
+        // An empty domain still gets one (empty) dimension, so that `x()` has a variable
+        // to return; the error above stops any definition that uses it.
+        let empty = [(Expr::from(0), Expr::from(0))];
+        if bounds.is_empty() {
+            errors.push(format!("a reduction domain needs at least one dimension, got none (at {loc})"));
+        }
+        let dims = if bounds.is_empty() { &empty[..] } else { bounds };
         let suffix = ["x", "y", "z", "w"];
-        let vars = bounds
+        let vars = dims
             .iter()
             .enumerate()
             .map(|(i, (min, extent))| ReductionVariable {
-                name: format!("{base}.{}", suffix.get(i).copied().unwrap_or("v")).into(),
+                name: match suffix.get(i) {
+                    Some(s) => format!("{base}.{s}"),
+                    None => format!("{base}.v{i}"),
+                }
+                .into(),
                 min: crate::lang::expr_ops::to_i32(min.clone()),
                 extent: crate::lang::expr_ops::to_i32(extent.clone()),
             })
             .collect();
         let r = ReductionRef(Arc::new(ReductionDomain { vars }));
         let mut reg = rdom_registry().lock().unwrap_or_else(|p| p.into_inner());
-        reg.push(r);
+        reg.push(RDomEntry { domain: r, errors });
         RDom { id: (reg.len() - 1) as u32, dims: bounds.len() as u8 }
     }
     /// Number of dimensions.
     pub fn dimensions(&self) -> usize {
         self.dims as usize
     }
-    /// Dimension `i` (0 = innermost). Out of range gives the last dimension's variable of a
-    /// 1-D domain's `x` semantics are kept by `x()`, `y()`...
+    /// Dimension `i` (0 = innermost). A dimension the domain does not have is recorded as
+    /// an error (reported when a definition uses the domain) and gives its last dimension.
+    #[track_caller]
     pub fn var(&self, i: usize) -> RVar {
-        RVar { rdom: self.id, index: i.min(self.dims.saturating_sub(1) as usize) as u8 }
+        let dims = self.dims as usize;
+        if i >= dims {
+            let loc = std::panic::Location::caller();
+            let mut reg = rdom_registry().lock().unwrap_or_else(|p| p.into_inner());
+            let name = reg[self.id as usize].domain.0.vars[0].name.clone();
+            let base = name.rsplit_once('.').map_or(&*name, |(b, _)| b).to_string();
+            reg[self.id as usize].errors.push(format!(
+                "dimension {i} of reduction domain '{base}' is asked for, but it has {dims} dimension{} (at {loc})",
+                if dims == 1 { "" } else { "s" }
+            ));
+        }
+        RVar { rdom: self.id, index: i.min(dims.saturating_sub(1)) as u8 }
     }
     /// Dimension 0.
+    #[track_caller]
     pub fn x(&self) -> RVar {
         self.var(0)
     }
     /// Dimension 1.
+    #[track_caller]
     pub fn y(&self) -> RVar {
         self.var(1)
     }
     /// Dimension 2.
+    #[track_caller]
     pub fn z(&self) -> RVar {
         self.var(2)
     }
     /// Dimension 3.
+    #[track_caller]
     pub fn w(&self) -> RVar {
         self.var(3)
     }
     /// The shared domain.
     pub fn domain(&self) -> ReductionRef {
-        rdom_registry().lock().unwrap_or_else(|p| p.into_inner())[self.id as usize].clone()
+        rdom_registry().lock().unwrap_or_else(|p| p.into_inner())[self.id as usize].domain.clone()
     }
     /// A 1-D domain used as an expression is its `x` variable.
     pub fn expr(&self) -> Expr {

@@ -14,9 +14,9 @@ use super::boxes::{touched, touched_only, union_region, Region, Unbounded};
 use super::environment::{Environment, FuncInfo};
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
-use crate::analysis::{bounds_of_expr_in_scope, simplify, Interval, Scope};
+use crate::analysis::{bounds_of_expr_in_scope, simplify, widen_to_i64, Interval, Scope};
 use crate::error::{Error, Result};
-use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type};
+use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type, COORDINATE_LIMIT};
 use std::collections::HashMap;
 
 fn i32_param(name: String) -> Expr {
@@ -42,7 +42,9 @@ fn value(e: &Expr) -> MsgPart {
     MsgPart::Value(e.clone())
 }
 
-/// `inner ⊆ outer` along one dimension, as an assertion with a message.
+/// `inner ⊆ outer` along one dimension, as an assertion with a message. Both sides are
+/// computed in 64 bits, so that a region whose ends wrap around in 32 bits fails the
+/// check instead of passing it (see [`widen_to_i64`]).
 fn containment_assert(
     inner: (&Expr, &Expr),
     outer: (&Expr, &Expr),
@@ -50,23 +52,60 @@ fn containment_assert(
     inner_word: &str,
     outer_word: &str,
 ) -> Stmt {
+    let (imin, imax) = (widen_to_i64(inner.0), widen_to_i64(inner.1));
+    let (omin, omax) = (widen_to_i64(outer.0), widen_to_i64(outer.1));
     // An empty region (max < min) needs nothing.
-    let inside = Expr::and(Expr::le(outer.0.clone(), inner.0.clone()), Expr::le(inner.1.clone(), outer.1.clone()));
-    let cond = Expr::or(Expr::lt(inner.1.clone(), inner.0.clone()), inside);
+    let inside = Expr::and(Expr::le(omin.clone(), imin.clone()), Expr::le(imax.clone(), omax.clone()));
+    let cond = Expr::or(Expr::lt(imax.clone(), imin.clone()), inside);
+    let lead = if inner_word.is_empty() { intro } else { format!("{intro}{inner_word} ") };
     Stmt::Assert {
         condition: simplify(&cond),
         message: vec![
-            text(format!("{intro}{inner_word} [")),
-            value(inner.0),
+            text(format!("{lead}[")),
+            value(&simplify(&imin)),
             text(", "),
-            value(inner.1),
+            value(&simplify(&imax)),
             text(format!("] but {outer_word} [")),
-            value(outer.0),
+            value(&simplify(&omin)),
             text(", "),
-            value(outer.1),
+            value(&simplify(&omax)),
             text("]"),
         ],
     }
+}
+
+/// The check that `region`, a region of `what` computed somewhere in the pipeline, lies
+/// within the coordinates Halogen computes with ([`COORDINATE_LIMIT`]), in 64 bits. A
+/// consumer that reaches far (`f(x * 65536)`) gives its producer bounds that wrap in 32
+/// bits; the loops, allocations and input checks built from them would then be wrong.
+fn coordinate_limit_checks(what: &str, region: &Region) -> Vec<Stmt> {
+    let k = |v: i64| Expr::int_imm(Type::i64(), v);
+    let mut checks = Vec::new();
+    for (d, iv) in region.iter().enumerate() {
+        let (Some(lo), Some(hi)) = (&iv.min, &iv.max) else { continue };
+        let (lo, hi) = (widen_to_i64(lo), widen_to_i64(hi));
+        let inside =
+            Expr::and(Expr::le(k(-COORDINATE_LIMIT), lo.clone()), Expr::le(hi.clone(), k(COORDINATE_LIMIT - 1)));
+        let cond = simplify(&Expr::or(Expr::lt(hi.clone(), lo.clone()), inside));
+        if cond.is_true() {
+            continue;
+        }
+        checks.push(Stmt::Assert {
+            condition: cond,
+            message: vec![
+                text(format!("{what} is needed in dimension {d} over [")),
+                value(&simplify(&lo)),
+                text(", "),
+                value(&simplify(&hi)),
+                text(format!(
+                    "], outside the coordinates Halogen computes with, [{}, {}]: a coordinate expression of its consumers reaches too far",
+                    -COORDINATE_LIMIT,
+                    COORDINATE_LIMIT - 1
+                )),
+            ],
+        });
+    }
+    checks
 }
 
 fn unbounded_error(u: &Unbounded, what: &str) -> Error {
@@ -394,6 +433,16 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
 fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     let t = touched(s, &Scope::new());
     let mut checks = Vec::new();
+    // Every Func's region first: a region out of range is the cause of any input check
+    // that would fail after it. (Outputs cover their buffers, checked when bound.)
+    for (f, _) in ctx.env.funcs.iter().filter(|(_, info)| !info.is_output) {
+        let region = match (t.calls.get(f), t.provides.get(f)) {
+            (Some(c), Some(p)) => union_region(c, p),
+            (Some(r), None) | (None, Some(r)) => r.clone(),
+            (None, None) => continue,
+        };
+        checks.extend(coordinate_limit_checks(&format!("Func '{f}'"), &region));
+    }
     for (img, usage) in &ctx.env.images {
         if let Some(u) = t.unbounded.iter().find(|u| u.callee == *img) {
             return Err(unbounded_error(u, "ImageParam"));

@@ -4,7 +4,9 @@
 
 use crate::analysis::substitute_map;
 use crate::error::{Error, Result};
-use crate::ir::{CallKind, Expr, ExprKind, FuncId, Mutator, Name, ReductionRef, Type, VarBinding, Visitor};
+use crate::ir::{
+    BinOp, CallKind, Expr, ExprKind, FuncId, Intrinsic, Mutator, Name, ReductionRef, Type, VarBinding, Visitor,
+};
 use crate::lang::func::FuncRef;
 use crate::schedule::{FuncSchedule, LoopLevel, StageSchedule};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -189,10 +191,37 @@ fn check_free_vars(
         bad: Option<Name>,
         params: &'a mut BTreeMap<Name, Type>,
         conflict: Option<(Name, Type, Type)>,
+        /// An operator applied to operands of a type it has no meaning for.
+        mistyped: Option<String>,
     }
     impl Visitor for Free<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             match e.kind() {
+                ExprKind::Binary(op, a, _) if a.ty().is_float() => {
+                    let word = match op {
+                        BinOp::BitAnd => Some("&"),
+                        BinOp::BitOr => Some("|"),
+                        BinOp::BitXor => Some("^"),
+                        BinOp::Shl => Some("<<"),
+                        BinOp::Shr => Some(">>"),
+                        _ => None,
+                    };
+                    if let Some(word) = word {
+                        self.mistyped.get_or_insert(format!(
+                            "'{word}' works on the bits of integers (and on bools), but '{e}' applies it to {}; \
+                             reinterpret or convert the value explicitly",
+                            a.ty()
+                        ));
+                    }
+                }
+                ExprKind::Call { kind: CallKind::Intrinsic(Intrinsic::BitNot), args, .. }
+                    if args.first().is_some_and(|a| a.ty().is_float()) =>
+                {
+                    self.mistyped.get_or_insert(format!(
+                        "'!' is a bitwise not for integers (and a logical not for bools), but '{e}' applies it to {}",
+                        args[0].ty()
+                    ));
+                }
                 ExprKind::Var { name, binding: VarBinding::Plain } if !self.allowed.contains(name) => {
                     self.bad.get_or_insert(name.clone());
                 }
@@ -221,7 +250,7 @@ fn check_free_vars(
             })
             .collect()
     };
-    let mut v = Free { allowed: &allowed, bad: None, params, conflict: None };
+    let mut v = Free { allowed: &allowed, bad: None, params, conflict: None, mistyped: None };
     stage.args.iter().chain(stage.values.iter()).for_each(|e| v.visit_expr(e));
     if let Some(r) = &stage.rdom {
         for rv in &r.0.vars {
@@ -235,6 +264,14 @@ fn check_free_vars(
             "Func '{}' {which}: uses Var '{name}', which is not one of its pure arguments {:?} at its own position",
             f.name, f.args
         )));
+    }
+    if let Some(r) = &stage.rdom {
+        if let Some(e) = crate::lang::var::rdom_errors(r).into_iter().next() {
+            return Err(Error::Definition(format!("Func '{}' {which}: {e}", f.name)));
+        }
+    }
+    if let Some(m) = v.mistyped {
+        return Err(Error::Definition(format!("Func '{}' {which}: {m}", f.name)));
     }
     if let Some((name, a, b)) = v.conflict {
         return Err(Error::Definition(format!("Param '{name}' is used with two types, {a} and {b}")));
@@ -326,6 +363,13 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             Some(l) => l.clone(),
             None => compute.clone(),
         };
+        if let (LoopLevel::Root, LoopLevel::At { func, var }) = (&compute, &store) {
+            return Err(Error::Schedule(format!(
+                "Func '{}': store_at({func}, {var}) is inside its compute level, root; a Func is stored at or \
+                 outside the level where it is computed",
+                d.name
+            )));
+        }
         if is_output && store != LoopLevel::Root {
             return Err(Error::Schedule(format!(
                 "Func '{}' is an output; its storage is the output buffer and cannot be placed elsewhere",
@@ -351,6 +395,11 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         .map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone())))
         .collect();
     let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new() };
+    let func_names: Vec<Name> = infos.iter().map(|f| f.name.clone()).collect();
+    // Cycles are found before inlining: once `g` is inlined into `f`'s update, a call of
+    // `f` through `g` looks like the update reading `f`'s earlier value.
+    let before_inlining: BTreeMap<Name, FuncInfo> = infos.iter().map(|f| (f.name.clone(), f.clone())).collect();
+    realization_order(&before_inlining, &output_names)?;
     let mut funcs: BTreeMap<Name, FuncInfo> = BTreeMap::new();
     let mut params = BTreeMap::new();
     let mut images = BTreeMap::new();
@@ -402,8 +451,31 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             return Err(e);
         }
     }
+    check_one_namespace(&func_names, &images, &params)?;
     let order = realization_order(&funcs, &output_names)?;
     Ok(Environment { funcs, order, outputs: output_names, images, params })
+}
+
+/// Funcs, ImageParams and Params share one namespace: a buffer, its shape symbols
+/// (`name.min.0`, ...) and a scalar are all found by name when a pipeline runs, so a Func
+/// named like an image would read the image's buffer, or an output named like its input
+/// its own output.
+fn check_one_namespace(funcs: &[Name], images: &BTreeMap<Name, ImageUse>, params: &BTreeMap<Name, Type>) -> Result<()> {
+    let mut kinds: BTreeMap<&str, &str> = BTreeMap::new();
+    let named = funcs
+        .iter()
+        .map(|n| (n, "Func"))
+        .chain(images.keys().map(|n| (n, "ImageParam")))
+        .chain(params.keys().map(|n| (n, "Param")));
+    for (name, kind) in named {
+        if let Some(other) = kinds.insert(name, kind) {
+            return Err(Error::Definition(format!(
+                "{other} '{name}' and {kind} '{name}' have one name; Funcs, ImageParams and Params of a \
+                 pipeline share one namespace, so rename one of them"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Names of the Funcs called (directly) by `f`'s definitions.

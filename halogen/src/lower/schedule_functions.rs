@@ -121,6 +121,8 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
     // GuardWithIf splits: (inner, outer, whole-vector condition, guard, variable, unclamped value).
     #[allow(clippy::type_complexity)]
     let mut guarded_splits: Vec<(Name, Name, Expr, Expr, Name, Expr)> = Vec::new();
+    // Inner loops of guarded splits: the number of their iterations that can pass the guard.
+    let mut useful_extents: HashMap<Name, Expr> = HashMap::new();
     for split in &sched.splits {
         match split {
             Split::Split { old, outer, inner, factor, tail } => {
@@ -165,6 +167,7 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
                         let base = Expr::add(Expr::add(r.min.clone(), shifted), inner_v);
                         let fits = Expr::le(f_e.clone(), r.extent.clone());
                         guards.push(Expr::or(fits.clone(), Expr::le(base.clone(), last.clone())));
+                        useful_extents.insert(inner_i.clone(), Expr::min(f_e.clone(), r.extent.clone()));
                         shifted_splits.push((inner_i.clone(), fits, format!("{prefix}{old_i}").into(), base.clone()));
                         base
                     }
@@ -172,6 +175,8 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
                         let base = Expr::add(Expr::add(r.min.clone(), step.clone()), inner_v);
                         let guard = Expr::le(base.clone(), last.clone());
                         guards.push(guard.clone());
+                        let left = Expr::sub(r.extent.clone(), step.clone());
+                        useful_extents.insert(inner_i.clone(), Expr::max(Expr::min(f_e.clone(), left), c(0)));
                         // The whole vector is in range when its last lane is.
                         let last_lane = Expr::add(Expr::add(r.min.clone(), step), c(*factor as i64 - 1));
                         guarded_splits.push((
@@ -268,10 +273,17 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
         let loop_name: Name = format!("{prefix}{name}").into();
         loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
         let here = if tails_at.as_ref() == Some(&loop_name) { std::mem::take(&mut tails) } else { Vec::new() };
+        // A serial loop far longer than any useful constant trip count runs only the
+        // iterations its guard can pass: a split factor far beyond the region (up to 2^30)
+        // would otherwise iterate over every guarded-off point.
+        let extent = match (dim.kind, r.extent.as_int(), useful_extents.get(name)) {
+            (ForKind::Serial, Some(n), Some(useful)) if n > LONG_GUARDED_LOOP => useful.clone(),
+            _ => r.extent.clone(),
+        };
         body = Stmt::For {
             name: loop_name,
             min: r.min.clone(),
-            extent: r.extent.clone(),
+            extent,
             kind: dim.kind,
             tails: here,
             body: Box::new(body),
@@ -279,6 +291,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
     }
     Ok(body)
 }
+
+/// The constant trip count above which a guarded serial loop is bounded by its region.
+const LONG_GUARDED_LOOP: i64 = 4096;
 
 /// Parallel and vector loops of an update must not change the order in which values
 /// that depend on each other are computed.

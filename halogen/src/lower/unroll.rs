@@ -4,6 +4,7 @@
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
 use crate::ir::{mutate_stmt_children, Expr, ForKind, Mutator, Stmt};
+use crate::schedule::MAX_UNROLL;
 
 struct Unroll {
     error: Option<Error>,
@@ -20,6 +21,12 @@ impl Mutator for Unroll {
                 )));
                 return s.clone();
             };
+            if n > i64::from(MAX_UNROLL) {
+                self.error.get_or_insert(Error::Schedule(format!(
+                    "unroll: loop '{name}' has {n} iterations, over {MAX_UNROLL}: an unrolled loop repeats its body once per iteration in the generated code; split it and unroll the inner loop"
+                )));
+                return s.clone();
+            }
             let copies = (0..n.max(0))
                 .map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone()))
                 .collect();

@@ -218,7 +218,14 @@ impl Mutator for Vectorize {
                 )));
                 return s.clone();
             };
-            if n <= 1 || n > u16::MAX as i64 {
+            if n > i64::from(crate::schedule::MAX_VECTOR_LANES) {
+                self.error.get_or_insert(Error::Schedule(format!(
+                    "vectorize: loop '{name}' has {n} iterations, over {}, the widest vector Halogen makes; split it by a smaller factor",
+                    crate::schedule::MAX_VECTOR_LANES
+                )));
+                return s.clone();
+            }
+            if n <= 1 {
                 return Stmt::for_loop(name.clone(), min.clone(), extent.clone(), ForKind::Serial, body);
             }
             let lanes = n as u16;

@@ -3,6 +3,12 @@
 
 use crate::ir::{Expr, ForKind, Name};
 
+/// The most iterations `unroll` may copy: an unrolled loop repeats its body once per
+/// iteration in the generated code (20000 copies kept the C compiler busy for good).
+pub const MAX_UNROLL: i32 = 256;
+/// The most lanes `vectorize` may ask for.
+pub const MAX_VECTOR_LANES: i32 = 1024;
+
 /// How a split handles an extent that the factor does not divide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TailStrategy {

@@ -2,9 +2,7 @@
 //! Call-site locations (`at file:line`) are cut, since they move with the test's lines.
 //! Every target under test gives the same texts.
 
-mod common;
-
-use common::targets_under_test;
+use crate::common::targets_under_test;
 use halogen::prelude::*;
 
 fn without_location(e: &Error) -> String {

@@ -1,0 +1,139 @@
+//! Buffers and index expressions near the limits of 32-bit integers. Every coordinate
+//! Halogen computes with lies within ±2^30: buffers beyond it are refused when a pipeline
+//! runs, and a region that an index expression stretches beyond it (or beyond an input)
+//! is refused before anything is computed, with the region's true ends (computed in 64
+//! bits, never wrapped).
+
+use super::bindings::brighten;
+use crate::common::targets_under_test;
+use halogen::prelude::*;
+
+/// `f(x) = input(index(x))` over `out_extent` outputs from an input of `in_extent`
+/// elements at 0, realized on `target`.
+fn gather_from(target: &Target, index: impl Fn(Expr) -> Expr, in_extent: i32, out_extent: i32) -> Result<Vec<i32>> {
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let f = Func::new("f");
+    f.def(x, input.at(index(x.expr())));
+    let c = Pipeline::new(&[&f]).compile(target)?;
+    let img = Buffer::<i32>::new(&[in_extent]);
+    let mut args = Args::new();
+    args.image(&input, &img);
+    let mut out = Buffer::<i32>::new(&[out_extent]);
+    c.realize(&args, &mut out)?;
+    Ok(out.as_slice().to_vec())
+}
+
+#[test]
+fn buffers_reaching_toward_the_integer_limits_are_errors() {
+    // A vectorized output ending at i32::MAX once wrote past its heap block on the host.
+    let x = Var::new("x");
+    let f = Func::new("ramp");
+    f.def(x, x + 1);
+    f.vectorize(x, 8);
+    let (input, gain, brighter) = brighten();
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+        for (min, extent) in [(i32::MAX - 4, 5), (i32::MIN, 3), (1 << 30, 1), (-(1 << 30) - 1, 2)] {
+            let mut out = Buffer::<i32>::with_min(&[min], &[extent]);
+            let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
+            let last = min as i64 + extent as i64 - 1;
+            assert!(
+                e.contains(&format!("output buffer for Func 'ramp' dimension 0 covers [{min}, {last}]"))
+                    && e.contains("[-1073741824, 1073741823]"),
+                "{target}: {e}"
+            );
+        }
+        // The edges of the range are fine.
+        for (min, extent) in [((1 << 30) - 9, 9), (-(1 << 30), 9)] {
+            let mut out = Buffer::<i32>::with_min(&[min], &[extent]);
+            c.realize(&Args::new(), &mut out).unwrap();
+            assert_eq!(out.as_slice(), &(min + 1..min + 1 + extent).collect::<Vec<_>>()[..], "{target}");
+        }
+        // Inputs too.
+        let c = Pipeline::new(&[&brighter]).compile(&target).unwrap();
+        let img = Buffer::<u8>::with_min(&[i32::MAX - 10, 0], &[11, 2]);
+        let mut args = Args::new();
+        args.image(&input, &img).param(&gain, 2);
+        let mut out = Buffer::<u8>::new(&[4, 2]);
+        let e = c.realize(&args, &mut out).unwrap_err().to_string();
+        assert!(
+            e.contains("input buffer for ImageParam 'photo' dimension 0 covers [2147483637, 2147483647]"),
+            "{target}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_scaled_footprint_that_wraps_in_32_bits_is_still_too_big() {
+    for target in targets_under_test() {
+        // x * 65536 at x = 65536 is 2^32, which is 0 in 32 bits: the check once passed and
+        // the host read far outside the one-element input.
+        let e = gather_from(&target, |x| x * 65536, 1, 65537).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "runtime error: Input buffer 'input' is too small: dimension 0 needs [0, 4294967296] but the buffer covers [0, 0]",
+            "{target}"
+        );
+        let e = gather_from(&target, |x| x * 100000, 1, 30000).unwrap_err().to_string();
+        assert!(e.contains("needs [0, 2999900000] but the buffer covers [0, 0]"), "{target}: {e}");
+        // Small enough, the same expression is fine.
+        let got = gather_from(&target, |x| x * 65536, 65536 * 3 + 1, 4).unwrap();
+        assert_eq!(got, vec![0; 4], "{target}");
+    }
+}
+
+#[test]
+fn a_func_stretched_beyond_the_coordinate_limit_is_an_error() {
+    let x = Var::new("x");
+    for compute_root in [true, false] {
+        let input = ImageParam::new(Type::i32(), 1, "input");
+        let producer = Func::new("producer");
+        producer.def(x, input.at(x) + 1);
+        let consumer = Func::new("consumer");
+        consumer.def(x, producer.at(x * 65536));
+        if compute_root {
+            producer.compute_root();
+        } else {
+            producer.compute_at(&consumer, x);
+        }
+        for target in targets_under_test() {
+            let c = Pipeline::new(&[&consumer]).compile(&target).unwrap();
+            let img = Buffer::<i32>::new(&[1 << 20]);
+            let mut args = Args::new();
+            args.image(&input, &img);
+            let mut out = Buffer::<i32>::new(&[65537]);
+            let e = c.realize(&args, &mut out).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "runtime error: Func 'producer' is needed in dimension 0 over [0, 4294967296], outside the \
+                 coordinates Halogen computes with, [-1073741824, 1073741823]: a coordinate expression of its \
+                 consumers reaches too far",
+                "{target}, compute_root: {compute_root}"
+            );
+        }
+    }
+}
+
+#[test]
+fn reading_below_the_lowest_coordinate() {
+    for target in targets_under_test() {
+        let input = ImageParam::new(Type::i32(), 1, "input");
+        let x = Var::new("x");
+        let f = Func::new("f");
+        f.def(x, input.at(x - 1));
+        let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+        // The lowest output the limit allows needs one input element below it.
+        let img = Buffer::<i32>::with_min(&[-(1 << 30)], &[4]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        let mut out = Buffer::<i32>::with_min(&[-(1 << 30)], &[3]);
+        let e = c.realize(&args, &mut out).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "runtime error: Input buffer 'input' is too small: dimension 0 needs [-1073741825, -1073741823] but the \
+             buffer covers [-1073741824, -1073741821]",
+            "{target}"
+        );
+    }
+}
