@@ -52,6 +52,21 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The same error with its message passed through `f` (an internal error's too).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Error {
+        match self {
+            Error::Definition(m) => Error::Definition(f(m)),
+            Error::Schedule(m) => Error::Schedule(f(m)),
+            Error::Bounds(m) => Error::Bounds(f(m)),
+            Error::Buffer(m) => Error::Buffer(f(m)),
+            Error::Argument(m) => Error::Argument(f(m)),
+            Error::Target(m) => Error::Target(f(m)),
+            Error::Runtime(m) => Error::Runtime(f(m)),
+            Error::Backend(m) => Error::Backend(f(m)),
+            Error::Internal { pass, message } => Error::Internal { pass, message: f(message) },
+        }
+    }
+
     /// An internal error raised by `pass`.
     pub fn internal(pass: &str, message: impl Into<String>) -> Error {
         Error::Internal { pass: pass.to_string(), message: message.into() }

@@ -3,7 +3,7 @@
 use crate::backend::{self, Bindings, Executable};
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name, Stmt, Type};
-use crate::lang::func::Func;
+use crate::lang::func::{explain_internal_names, Func};
 use crate::lang::param::{ImageParam, Param};
 use crate::lower::{lower, Lowered};
 use crate::runtime::{Buffer, Element, RawBuffer};
@@ -47,7 +47,9 @@ impl Pipeline {
     /// as `Err`, naming the Func and the directive.
     pub fn compile(&self, target: &Target) -> Result<Compiled> {
         let lowered = self.lower(target)?;
-        let executable = backend::select(target, &lowered)?.compile(&lowered, target)?;
+        let executable = backend::select(target, &lowered)
+            .and_then(|b| b.compile(&lowered, target))
+            .map_err(|e| e.map_message(explain_internal_names))?;
         Ok(Compiled { lowered, target: target.clone(), executable })
     }
 
@@ -57,7 +59,7 @@ impl Pipeline {
             return Err(Error::Definition("a pipeline needs at least one output Func".into()));
         }
         let refs: Vec<_> = self.outputs.iter().map(|f| f.func_ref().clone()).collect();
-        lower(&refs, target)
+        lower(&refs, target).map_err(|e| e.map_message(explain_internal_names))
     }
 }
 
@@ -185,7 +187,7 @@ impl Compiled {
             )));
         }
         let bindings = Bindings::check(&self.lowered, &args.images, &args.params, vec![out.raw_mut()])?;
-        self.executable.run(bindings)
+        self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))
     }
 }
 

@@ -197,6 +197,11 @@ fn cache_key(source: &str, cc: &[String], version: &str, flags: &[String]) -> St
     h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether `$HALOGEN_CC` picks the compiler.
+fn chosen_by_user() -> bool {
+    std::env::var("HALOGEN_CC").is_ok_and(|v| !v.trim().is_empty())
+}
+
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::Backend(format!("{PASS}: cannot {what} {}: {e}", path.display()))
 }
@@ -227,16 +232,28 @@ fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -
         log.push_str(&String::from_utf8_lossy(&out.stderr));
         let _ = std::fs::write(&log_path, &log);
         let excerpt: String = String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n");
-        return Err(Error::internal(
-            PASS,
-            format!(
-                "the C compiler `{}` failed on the generated code ({}); the source is at {} and the compiler's log at {}:\n{excerpt}",
-                cc.join(" "),
-                out.status,
-                keep_c.display(),
-                log_path.display()
-            ),
-        ));
+        let message = format!(
+            "the C compiler `{}` failed on the generated code ({}); the source is at {} and the compiler's log at {}:\n{excerpt}",
+            cc.join(" "),
+            out.status,
+            keep_c.display(),
+            log_path.display()
+        );
+        // A compiler the user chose may not be a C11 compiler at all; the default one
+        // failing on our code is our bug.
+        return Err(if chosen_by_user() {
+            Error::Backend(format!("{message}\n(the compiler is `$HALOGEN_CC`: check that it names a C11 compiler)"))
+        } else {
+            Error::internal(PASS, message)
+        });
+    }
+    if !tmp_so.is_file() {
+        return Err(Error::Backend(format!(
+            "the C compiler `{}` reported success but wrote no library at {}{}",
+            cc.join(" "),
+            tmp_so.display(),
+            if chosen_by_user() { " (the compiler is `$HALOGEN_CC`: check that it names a C compiler)" } else { "" }
+        )));
     }
     // The checksum goes in first: a library is never in place without the record that
     // vouches for it (a reader that meets another build's pair mid-way rebuilds).

@@ -4,7 +4,10 @@ use super::args::IntoArgs;
 use super::var::{Var, VarOrRVar};
 use crate::error::Error;
 use crate::ir::{CallKind, Expr, ExprKind, ForKind, FuncId, Name, ReductionRef, Type, VarBinding, Visitor};
-use crate::schedule::{Bound, Dim, FuncSchedule, LoopLevel, Split, StageSchedule, TailStrategy};
+use crate::schedule::{
+    Bound, Dim, FuncSchedule, LoopLevel, Split, StageSchedule, TailStrategy, MAX_UNROLL, MAX_VECTOR_LANES,
+};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -183,6 +186,14 @@ impl Func {
     /// A Func with a unique generated name starting with `prefix`.
     pub(crate) fn fresh(prefix: &str) -> Func {
         Func::new(&super::var::unique_name(prefix))
+    }
+
+    /// A Func the language makes for the user (an inline reduction's), with what the
+    /// user wrote to make it: error messages that name the Func say so.
+    pub(crate) fn made_for(prefix: &str, origin: String) -> Func {
+        let f = Func::fresh(prefix);
+        origins().lock().unwrap_or_else(|p| p.into_inner()).insert(f.name(), origin);
+        f
     }
 
     /// The shared contents (for the compiler).
@@ -873,7 +884,49 @@ impl Stage {
     }
 }
 
-use crate::schedule::{MAX_UNROLL, MAX_VECTOR_LANES};
+fn origins() -> &'static Mutex<HashMap<Name, String>> {
+    static O: OnceLock<Mutex<HashMap<Name, String>>> = OnceLock::new();
+    O.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// `message` with each Func the language made for the user (`'sum$3'`) followed, the first
+/// time it appears, by what the user wrote: `'sum$3' (the sum(...) at src/main.rs:12:9)`.
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen::lang::func::explain_internal_names;
+/// let r = RDom::new(&[(Expr::from(0), Expr::from(3))]);
+/// let s = sum(r.x());
+/// let name = s.to_string().split('(').next().unwrap().to_string();
+/// let text = explain_internal_names(format!("Func '{name}' is wrong"));
+/// assert!(text.contains("(the sum(...) at "), "{text}");
+/// ```
+pub fn explain_internal_names(message: String) -> String {
+    if !message.contains('$') {
+        return message;
+    }
+    let origins = origins().lock().unwrap_or_else(|p| p.into_inner());
+    let mut out = message;
+    let mut seen = std::collections::HashSet::new();
+    let mut from = 0;
+    while let Some(at) = out[from..].find('$').map(|i| i + from) {
+        let start = out[..at].rfind('\'').map_or(0, |i| i + 1);
+        let end = out[at..].find('\'').map_or(out.len(), |i| i + at);
+        from = end.min(out.len());
+        if from <= at {
+            break;
+        }
+        let name = &out[start..end];
+        if let Some(origin) = origins.get(name) {
+            if seen.insert(name.to_string()) && end < out.len() {
+                let insert = format!(" ({origin})");
+                out.insert_str(end + 1, &insert);
+                from = end + 1 + insert.len();
+            }
+        }
+    }
+    out
+}
 
 /// A split factor is at least 1 and at most the coordinate range: no region is wider.
 fn check_factor(factor: i32) -> Result<(), String> {

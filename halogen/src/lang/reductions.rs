@@ -96,7 +96,7 @@ fn single_rdom(what: &str, f: &Func, e: &Expr) -> Option<ReductionRef> {
 /// The common shape of `sum`, `product`, `minimum`, `maximum`.
 #[track_caller]
 fn reduce(what: &str, e: Expr, init: Expr, combine: impl FnOnce(Expr, Expr) -> Expr) -> Expr {
-    let f = Func::fresh(what);
+    let f = Func::made_for(what, format!("the {what}(...) at {}", std::panic::Location::caller()));
     let vars = free_vars(&e);
     f.def(vars.clone(), init);
     if single_rdom(what, &f, &e).is_some() {
@@ -173,7 +173,7 @@ pub fn maximum(e: impl Into<Expr>) -> Expr {
 /// the best value so far, replaced only by a strictly better value (the first wins ties).
 #[track_caller]
 fn arg_reduce(what: &str, e: Expr, init: Expr, better: CmpOp) -> Vec<Expr> {
-    let f = Func::fresh(what);
+    let f = Func::made_for(what, format!("the {what}(...) at {}", std::panic::Location::caller()));
     let vars = free_vars(&e);
     let rdom = single_rdom(what, &f, &e);
     let dims: Vec<(Expr, Expr)> = match &rdom {

@@ -138,3 +138,19 @@ fn five_dimensional_domains_keep_distinct_variables() {
         assert_eq!(out.as_slice(), &[496, 496], "{target}");
     }
 }
+
+#[test]
+fn an_inline_reduction_is_named_by_where_it_was_written() {
+    let lut = ImageParam::new(Type::i32(), 1, "lut");
+    let idx = ImageParam::new(Type::i32(), 1, "indices");
+    let x = Var::new("x");
+    let r = RDom::new(&[(Expr::from(0), Expr::from(4))]);
+    let f = Func::new("gathered_sum");
+    f.def(x, sum(lut.at(idx.at(x + r.x()))));
+    for target in targets_under_test() {
+        let e = compile_error(&target, &f);
+        assert!(e.contains("ImageParam 'lut' is accessed in dimension 0"), "{target}: {e}");
+        assert!(e.contains("(in Func 'sum$"), "{target}: {e}");
+        assert!(e.contains("' (the sum(...) at halogen/tests/errors/definitions.rs:"), "{target}: {e}");
+    }
+}
