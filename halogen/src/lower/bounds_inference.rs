@@ -74,11 +74,12 @@ fn containment_assert(
     }
 }
 
-/// The check that `region`, a region of `what` computed somewhere in the pipeline, lies
-/// within the coordinates Halogen computes with ([`COORDINATE_LIMIT`]), in 64 bits. A
-/// consumer that reaches far (`f(x * 65536)`) gives its producer bounds that wrap in 32
-/// bits; the loops, allocations and input checks built from them would then be wrong.
-fn coordinate_limit_checks(what: &str, region: &Region) -> Vec<Stmt> {
+/// The check that `region` lies within the coordinates Halogen computes with
+/// ([`COORDINATE_LIMIT`]), in 64 bits; `what(d)` starts the message for dimension `d` and
+/// `why` ends it. A consumer that reaches far (`f(x * 65536)`) gives its producer bounds
+/// that wrap in 32 bits, and a buffer placed near `i32::MAX` gives loop ends that do: the
+/// loops, allocations and input checks built from them would be wrong.
+fn coordinate_limit_checks(what: impl Fn(usize) -> String, region: &Region, why: &str) -> Vec<Stmt> {
     let k = |v: i64| Expr::int_imm(Type::i64(), v);
     let mut checks = Vec::new();
     for (d, iv) in region.iter().enumerate() {
@@ -93,12 +94,12 @@ fn coordinate_limit_checks(what: &str, region: &Region) -> Vec<Stmt> {
         checks.push(Stmt::Assert {
             condition: cond,
             message: vec![
-                text(format!("{what} is needed in dimension {d} over [")),
+                text(format!("{} [", what(d))),
                 value(&simplify(&lo)),
                 text(", "),
                 value(&simplify(&hi)),
                 text(format!(
-                    "], outside the coordinates Halogen computes with, [{}, {}]: a coordinate expression of its consumers reaches too far",
+                    "], outside the coordinates Halogen computes with, [{}, {}]{why}",
                     -COORDINATE_LIMIT,
                     COORDINATE_LIMIT - 1
                 )),
@@ -433,15 +434,31 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
 fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     let t = touched(s, &Scope::new());
     let mut checks = Vec::new();
-    // Every Func's region first: a region out of range is the cause of any input check
-    // that would fail after it. (Outputs cover their buffers, checked when bound.)
-    for (f, _) in ctx.env.funcs.iter().filter(|(_, info)| !info.is_output) {
+    // Every region first: a region out of range is the cause of any input check that
+    // would fail after it.
+    // Buffers are checked against the limit when bound from Rust; these checks keep the
+    // promise for code called from C.
+    for (f, info) in &ctx.env.funcs {
+        if info.is_output {
+            let what = |d| format!("Output buffer '{f}' dimension {d} covers");
+            checks.extend(coordinate_limit_checks(what, &buffer_region(f, info.args.len()), ""));
+            continue;
+        }
         let region = match (t.calls.get(f), t.provides.get(f)) {
             (Some(c), Some(p)) => union_region(c, p),
             (Some(r), None) | (None, Some(r)) => r.clone(),
             (None, None) => continue,
         };
-        checks.extend(coordinate_limit_checks(&format!("Func '{f}'"), &region));
+        let what = |d| format!("Func '{f}' is needed in dimension {d} over");
+        checks.extend(coordinate_limit_checks(
+            what,
+            &region,
+            ": a coordinate expression of its consumers reaches too far",
+        ));
+    }
+    for (img, usage) in &ctx.env.images {
+        let what = |d| format!("Input buffer '{img}' dimension {d} covers");
+        checks.extend(coordinate_limit_checks(what, &buffer_region(img, usage.dims), ""));
     }
     for (img, usage) in &ctx.env.images {
         if let Some(u) = t.unbounded.iter().find(|u| u.callee == *img) {

@@ -137,3 +137,29 @@ fn reading_below_the_lowest_coordinate() {
         );
     }
 }
+
+#[test]
+fn the_generated_checks_hold_without_the_rust_side() {
+    // Code called from C (ahead of time) gets no `Bindings::check`: the coordinate limit
+    // must hold in the generated code itself. Bindings are built here without the check.
+    use halogen::backend::{self, Bindings};
+    use std::collections::BTreeMap;
+    let x = Var::new("x");
+    let f = Func::new("ramp");
+    f.def(x, x + 1);
+    f.vectorize(x, 8);
+    for target in targets_under_test() {
+        let lowered = Pipeline::new(&[&f]).lower(&target).unwrap();
+        let exe = backend::select(&target, &lowered).unwrap().compile(&lowered, &target).unwrap();
+        let mut out = Buffer::<i32>::with_min(&[i32::MAX - 4], &[5]);
+        let bindings =
+            Bindings { inputs: Vec::new(), outputs: vec![("ramp".into(), out.raw_mut())], params: BTreeMap::new() };
+        let e = exe.run(bindings).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "runtime error: Output buffer 'ramp' dimension 0 covers [2147483643, 2147483647], outside the coordinates \
+             Halogen computes with, [-1073741824, 1073741823]",
+            "{target}"
+        );
+    }
+}
