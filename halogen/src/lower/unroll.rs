@@ -3,6 +3,7 @@
 
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{mutate_stmt_children, Expr, ForKind, Mutator, Stmt};
 
 struct Unroll {
@@ -11,21 +12,25 @@ struct Unroll {
 
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body, .. } = s {
-            let body = self.mutate_stmt(body);
-            let n = simplify(extent).as_int();
-            let Some(n) = n else {
-                self.error.get_or_insert(Error::Schedule(format!(
+        stack::guard(|| {
+            if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body, .. } = s {
+                let body = self.mutate_stmt(body);
+                let n = simplify(extent).as_int();
+                let Some(n) = n else {
+                    self.error.get_or_insert(Error::Schedule(format!(
                     "unroll: loop '{name}' has extent '{extent}', which is not a constant; split it by a constant factor first"
                 )));
-                return s.clone();
-            };
-            let copies = (0..n.max(0))
-                .map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone()))
-                .collect();
-            return Stmt::block(copies);
-        }
-        mutate_stmt_children(self, s)
+                    return s.clone();
+                };
+                let copies = (0..n.max(0))
+                    .map(|i| {
+                        Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone())
+                    })
+                    .collect();
+                return Stmt::block(copies);
+            }
+            mutate_stmt_children(self, s)
+        })
     }
 }
 
