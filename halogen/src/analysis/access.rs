@@ -36,6 +36,7 @@
 //! ```
 
 use super::{simplify, substitute};
+use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, Name, Type};
 
 /// What is known about the value a variable holds, as far as access patterns go.
@@ -288,31 +289,33 @@ pub fn classify_access(index: &Expr, lanes: u16, scope: &impl Bindings) -> Acces
 /// assert_eq!(lane_stride(&Expr::mul(ramp.clone(), ramp), &LetScope::default()), None);
 /// ```
 pub fn lane_stride(e: &Expr, scope: &impl Bindings) -> Option<i64> {
-    if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-        return None;
-    }
-    let constant = |x: &Expr| match x.kind() {
-        ExprKind::Broadcast { value, .. } => value.as_int(),
-        _ => None,
-    };
-    match e.kind() {
-        ExprKind::Ramp { stride, .. } => stride.as_int(),
-        ExprKind::Broadcast { value, .. } => value.ty().is_scalar().then_some(0),
-        ExprKind::Var { name, .. } => match scope.facts(name)?.shape {
-            Shape::Affine(s) => Some(s),
-            Shape::Uniform => Some(0),
+    stack::guard(|| {
+        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
+            return None;
+        }
+        let constant = |x: &Expr| match x.kind() {
+            ExprKind::Broadcast { value, .. } => value.as_int(),
             _ => None,
-        },
-        ExprKind::Binary(BinOp::Add, a, b) => lane_stride(a, scope)?.checked_add(lane_stride(b, scope)?),
-        ExprKind::Binary(BinOp::Sub, a, b) => lane_stride(a, scope)?.checked_sub(lane_stride(b, scope)?),
-        ExprKind::Binary(BinOp::Mul, a, b) => match (lane_stride(a, scope)?, lane_stride(b, scope)?) {
-            (0, 0) => Some(0),
-            (s, 0) => s.checked_mul(constant(b)?),
-            (0, s) => s.checked_mul(constant(a)?),
+        };
+        match e.kind() {
+            ExprKind::Ramp { stride, .. } => stride.as_int(),
+            ExprKind::Broadcast { value, .. } => value.ty().is_scalar().then_some(0),
+            ExprKind::Var { name, .. } => match scope.facts(name)?.shape {
+                Shape::Affine(s) => Some(s),
+                Shape::Uniform => Some(0),
+                _ => None,
+            },
+            ExprKind::Binary(BinOp::Add, a, b) => lane_stride(a, scope)?.checked_add(lane_stride(b, scope)?),
+            ExprKind::Binary(BinOp::Sub, a, b) => lane_stride(a, scope)?.checked_sub(lane_stride(b, scope)?),
+            ExprKind::Binary(BinOp::Mul, a, b) => match (lane_stride(a, scope)?, lane_stride(b, scope)?) {
+                (0, 0) => Some(0),
+                (s, 0) => s.checked_mul(constant(b)?),
+                (0, s) => s.checked_mul(constant(a)?),
+                _ => None,
+            },
             _ => None,
-        },
-        _ => None,
-    }
+        }
+    })
 }
 
 /// The first lane and the stride of an `e` that [`lane_stride`] accepts.
@@ -323,7 +326,7 @@ fn affine(e: &Expr, scope: &impl Bindings) -> Option<(FirstLane, i64)> {
 
 /// The first lane of an `e` that [`lane_stride`] accepts.
 fn first_lane(e: &Expr) -> Option<FirstLane> {
-    match e.kind() {
+    stack::guard(|| match e.kind() {
         ExprKind::Ramp { base, .. } => Some(FirstLane::Expr(base.clone())),
         ExprKind::Broadcast { value, .. } => Some(FirstLane::Expr(value.clone())),
         ExprKind::Var { name, .. } => Some(FirstLane::Let(name.clone())),
@@ -331,7 +334,7 @@ fn first_lane(e: &Expr) -> Option<FirstLane> {
             Some(FirstLane::Binary(*op, Box::new(first_lane(a)?), Box::new(first_lane(b)?)))
         }
         _ => None,
-    }
+    })
 }
 
 /// The scalar that `e` repeats, if it is a broadcast of a scalar or a variable a `Let`
@@ -374,39 +377,41 @@ fn uniform_term(e: &Expr, scope: &impl Bindings) -> Option<FirstLane> {
 /// assert!(matches!(conds.as_slice(), [InRange::Below { last: 7, .. }, InRange::Above { .. }]));
 /// ```
 pub fn clamped_dense(e: &Expr, lanes: u16, scope: &impl Bindings) -> Option<(FirstLane, Vec<InRange>)> {
-    if e.ty().element() != Type::i32() || e.ty().is_scalar() {
-        return None;
-    }
-    if let Some((first, 1)) = affine(e, scope) {
-        return Some((first, Vec::new()));
-    }
-    match e.kind() {
-        ExprKind::Var { name, .. } if scope.facts(name)?.shape == Shape::ClampedDense => {
-            Some((FirstLane::Let(name.clone()), vec![InRange::Let(name.clone())]))
+    stack::guard(|| {
+        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
+            return None;
         }
-        ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-            let bound = uniform(b, scope)?;
-            let (first, mut conds) = clamped_dense(a, lanes, scope)?;
-            conds.push(if *op == BinOp::Min {
-                InRange::Below { first: first.clone(), last: lanes as i64 - 1, bound }
-            } else {
-                InRange::Above { first: first.clone(), bound }
-            });
-            Some((first, conds))
+        if let Some((first, 1)) = affine(e, scope) {
+            return Some((first, Vec::new()));
         }
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            if let Some(u) = uniform_term(b, scope) {
-                let (first, conds) = clamped_dense(a, lanes, scope)?;
-                Some((FirstLane::Binary(*op, Box::new(first), Box::new(u)), conds))
-            } else if let (BinOp::Add, Some(u)) = (op, uniform_term(a, scope)) {
-                let (first, conds) = clamped_dense(b, lanes, scope)?;
-                Some((FirstLane::Binary(BinOp::Add, Box::new(u), Box::new(first)), conds))
-            } else {
-                None
+        match e.kind() {
+            ExprKind::Var { name, .. } if scope.facts(name)?.shape == Shape::ClampedDense => {
+                Some((FirstLane::Let(name.clone()), vec![InRange::Let(name.clone())]))
             }
+            ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                let bound = uniform(b, scope)?;
+                let (first, mut conds) = clamped_dense(a, lanes, scope)?;
+                conds.push(if *op == BinOp::Min {
+                    InRange::Below { first: first.clone(), last: lanes as i64 - 1, bound }
+                } else {
+                    InRange::Above { first: first.clone(), bound }
+                });
+                Some((first, conds))
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                if let Some(u) = uniform_term(b, scope) {
+                    let (first, conds) = clamped_dense(a, lanes, scope)?;
+                    Some((FirstLane::Binary(*op, Box::new(first), Box::new(u)), conds))
+                } else if let (BinOp::Add, Some(u)) = (op, uniform_term(a, scope)) {
+                    let (first, conds) = clamped_dense(b, lanes, scope)?;
+                    Some((FirstLane::Binary(BinOp::Add, Box::new(u), Box::new(first)), conds))
+                } else {
+                    None
+                }
+            }
+            _ => None,
         }
-        _ => None,
-    }
+    })
 }
 
 /// If `e` is a vector of 8- or 16-bit integers widened to `i32` (what indexes a lookup
@@ -450,22 +455,24 @@ pub fn widened_narrow(e: &Expr) -> Option<&Expr> {
 /// assert_eq!(offset[0].0, BinOp::Sub);
 /// ```
 pub fn narrow_index(e: &Expr, scope: &impl Bindings) -> Option<(Narrow, Type, Offset)> {
-    if let Some(a) = widened_narrow(e) {
-        return Some((Narrow::Expr(a.clone()), a.ty(), Vec::new()));
-    }
-    match e.kind() {
-        ExprKind::Var { name, .. } => match scope.facts(name)?.shape {
-            Shape::Widened(t) => Some((Narrow::Let(name.clone()), t, Vec::new())),
-            _ => None,
-        },
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let u = uniform_term(b, scope)?;
-            let (n, t, mut offset) = narrow_index(a, scope)?;
-            offset.push((*op, u));
-            Some((n, t, offset))
+    stack::guard(|| {
+        if let Some(a) = widened_narrow(e) {
+            return Some((Narrow::Expr(a.clone()), a.ty(), Vec::new()));
         }
-        _ => None,
-    }
+        match e.kind() {
+            ExprKind::Var { name, .. } => match scope.facts(name)?.shape {
+                Shape::Widened(t) => Some((Narrow::Let(name.clone()), t, Vec::new())),
+                _ => None,
+            },
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let u = uniform_term(b, scope)?;
+                let (n, t, mut offset) = narrow_index(a, scope)?;
+                offset.push((*op, u));
+                Some((n, t, offset))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// How much the first lane of the `i32` vector `e` grows when the loop variable `var` (of

@@ -11,6 +11,7 @@
 //! would read where the program does not.
 
 use super::substitute::free_vars;
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Name, Stmt, Type, VarBinding};
 use std::collections::{HashMap, HashSet};
 
@@ -93,29 +94,31 @@ struct Inliner {
 
 impl Inliner {
     fn go(&mut self, e: &Expr) -> Expr {
-        let key = (e.ptr() as usize, self.id);
-        if let Some((_, r)) = self.memo.get(&key) {
-            return r.clone();
-        }
-        let r = match e.kind() {
-            ExprKind::Var { name, .. } => self.env.get(name).cloned().unwrap_or_else(|| e.clone()),
-            ExprKind::Let { name, value, body } => {
-                let v = self.go(value);
-                let saved = (self.env.insert(name.clone(), v), self.id);
-                self.id = self.next_id;
-                self.next_id += 1;
-                let r = self.go(body);
-                match saved.0 {
-                    Some(old) => self.env.insert(name.clone(), old),
-                    None => self.env.remove(name),
-                };
-                self.id = saved.1;
-                r
+        stack::guard(|| {
+            let key = (e.ptr() as usize, self.id);
+            if let Some((_, r)) = self.memo.get(&key) {
+                return r.clone();
             }
-            _ => e.map_children(|c| self.go(c)),
-        };
-        self.memo.insert(key, (e.clone(), r.clone()));
-        r
+            let r = match e.kind() {
+                ExprKind::Var { name, .. } => self.env.get(name).cloned().unwrap_or_else(|| e.clone()),
+                ExprKind::Let { name, value, body } => {
+                    let v = self.go(value);
+                    let saved = (self.env.insert(name.clone(), v), self.id);
+                    self.id = self.next_id;
+                    self.next_id += 1;
+                    let r = self.go(body);
+                    match saved.0 {
+                        Some(old) => self.env.insert(name.clone(), old),
+                        None => self.env.remove(name),
+                    };
+                    self.id = saved.1;
+                    r
+                }
+                _ => e.map_children(|c| self.go(c)),
+            };
+            self.memo.insert(key, (e.clone(), r.clone()));
+            r
+        })
     }
 }
 
@@ -179,26 +182,28 @@ fn tag_of(e: &Expr) -> Tag {
 impl Gvn {
     /// The value number of `e`.
     fn number(&mut self, e: &Expr) -> usize {
-        if let Some((_, n)) = self.by_ptr.get(&(e.ptr() as usize)) {
-            return *n;
-        }
-        let mut kids = Vec::new();
-        e.for_each_child(|c| kids.push(c.clone()));
-        let children: Vec<usize> = kids.iter().map(|c| self.number(c)).collect();
-        let key = Key { ty: e.ty(), tag: tag_of(e), children };
-        let n = match self.table.get(&key) {
-            Some(&n) => n,
-            None => {
-                let n = self.nodes.len();
-                let has_load =
-                    matches!(e.kind(), ExprKind::Load { .. }) || key.children.iter().any(|&c| self.nodes[c].has_load);
-                self.nodes.push(Node { expr: e.clone(), children: key.children.clone(), has_load });
-                self.table.insert(key, n);
-                n
+        stack::guard(|| {
+            if let Some((_, n)) = self.by_ptr.get(&(e.ptr() as usize)) {
+                return *n;
             }
-        };
-        self.by_ptr.insert(e.ptr() as usize, (e.clone(), n));
-        n
+            let mut kids = Vec::new();
+            e.for_each_child(|c| kids.push(c.clone()));
+            let children: Vec<usize> = kids.iter().map(|c| self.number(c)).collect();
+            let key = Key { ty: e.ty(), tag: tag_of(e), children };
+            let n = match self.table.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let n = self.nodes.len();
+                    let has_load = matches!(e.kind(), ExprKind::Load { .. })
+                        || key.children.iter().any(|&c| self.nodes[c].has_load);
+                    self.nodes.push(Node { expr: e.clone(), children: key.children.clone(), has_load });
+                    self.table.insert(key, n);
+                    n
+                }
+            };
+            self.by_ptr.insert(e.ptr() as usize, (e.clone(), n));
+            n
+        })
     }
 
     /// Constants, variables, and ramps or broadcasts of those.
@@ -250,22 +255,24 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// The expression of node `i`, with lifted children replaced by their names.
     fn build(&mut self, i: usize) -> Expr {
-        if let Some(e) = &self.built[i] {
-            return e.clone();
-        }
-        let node = &self.g.nodes[i];
-        let kids: Vec<Expr> = node
-            .children
-            .iter()
-            .map(|&c| match (&self.names[c], self.lift[c]) {
-                (Some(name), true) => Expr::var(self.g.nodes[c].expr.ty(), name.clone()),
-                _ => self.build(c),
-            })
-            .collect();
-        let mut it = kids.into_iter();
-        let e = node.expr.map_children(|_| it.next().expect("one rebuilt child per child"));
-        self.built[i] = Some(e.clone());
-        e
+        stack::guard(|| {
+            if let Some(e) = &self.built[i] {
+                return e.clone();
+            }
+            let node = &self.g.nodes[i];
+            let kids: Vec<Expr> = node
+                .children
+                .iter()
+                .map(|&c| match (&self.names[c], self.lift[c]) {
+                    (Some(name), true) => Expr::var(self.g.nodes[c].expr.ty(), name.clone()),
+                    _ => self.build(c),
+                })
+                .collect();
+            let mut it = kids.into_iter();
+            let e = node.expr.map_children(|_| it.next().expect("one rebuilt child per child"));
+            self.built[i] = Some(e.clone());
+            e
+        })
     }
 }
 

@@ -11,6 +11,7 @@
 
 use super::simplify::info::{const_int, type_range};
 use super::simplify::{can_prove, no_overflow, simplify};
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, Name, Type};
 use std::collections::HashMap;
 
@@ -217,7 +218,7 @@ impl Bounder<'_> {
         if let Some((_, r)) = self.memo.get(&key) {
             return r.clone();
         }
-        let r = self.visit(e);
+        let r = stack::guard(|| self.visit(e));
         self.memo.insert(key, (e.clone(), r.clone()));
         r
     }

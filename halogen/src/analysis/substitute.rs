@@ -6,6 +6,7 @@
 //! memoised on node identity, so a DAG is rewritten in time proportional to its number
 //! of distinct nodes and stays a DAG.
 
+use crate::ir::stack;
 use crate::ir::{mutate_stmt_children, walk_stmt, Expr, ExprKind, ExprNode, Mutator, Name, Stmt, Visitor};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,62 +116,66 @@ impl Substituter {
     }
 
     fn expr(&mut self, e: &Expr) -> Expr {
-        if self.is_empty() {
-            return e.clone();
-        }
-        let key = e.ptr() as usize;
-        if let Some((_, r)) = self.memo.get(&key) {
-            return r.clone();
-        }
-        let r = match e.kind() {
-            ExprKind::Var { name, binding } => {
-                if let Some(r) = self.map.get(name) {
-                    r.clone()
-                } else if let Some(n) = self.renames.get(name) {
-                    Expr::make(e.ty(), ExprKind::Var { name: n.clone(), binding: binding.clone() })
-                } else {
-                    e.clone()
-                }
+        stack::guard(|| {
+            if self.is_empty() {
+                return e.clone();
             }
-            ExprKind::Let { name, value, body } => {
-                let v = self.expr(value);
-                let (name2, body2) = if self.captures(name, |keys| keys.iter().any(|k| expr_uses_var(body, k))) {
-                    let fresh = fresh_name(name);
-                    let b = rename_in_expr(name, &fresh, body);
-                    (fresh, b)
-                } else {
-                    (name.clone(), body.clone())
-                };
-                let b = self.inner(&name2).expr(&body2);
-                if v.same_as(value) && b.same_as(body) && name2 == *name {
-                    e.clone()
-                } else {
-                    Expr::let_in(name2, v, b)
-                }
+            let key = e.ptr() as usize;
+            if let Some((_, r)) = self.memo.get(&key) {
+                return r.clone();
             }
-            _ => e.map_children(|c| self.expr(c)),
-        };
-        self.memo.insert(key, (e.clone(), r.clone()));
-        r
+            let r = match e.kind() {
+                ExprKind::Var { name, binding } => {
+                    if let Some(r) = self.map.get(name) {
+                        r.clone()
+                    } else if let Some(n) = self.renames.get(name) {
+                        Expr::make(e.ty(), ExprKind::Var { name: n.clone(), binding: binding.clone() })
+                    } else {
+                        e.clone()
+                    }
+                }
+                ExprKind::Let { name, value, body } => {
+                    let v = self.expr(value);
+                    let (name2, body2) = if self.captures(name, |keys| keys.iter().any(|k| expr_uses_var(body, k))) {
+                        let fresh = fresh_name(name);
+                        let b = rename_in_expr(name, &fresh, body);
+                        (fresh, b)
+                    } else {
+                        (name.clone(), body.clone())
+                    };
+                    let b = self.inner(&name2).expr(&body2);
+                    if v.same_as(value) && b.same_as(body) && name2 == *name {
+                        e.clone()
+                    } else {
+                        Expr::let_in(name2, v, b)
+                    }
+                }
+                _ => e.map_children(|c| self.expr(c)),
+            };
+            self.memo.insert(key, (e.clone(), r.clone()));
+            r
+        })
     }
 
     fn stmt(&mut self, s: &Stmt) -> Stmt {
-        if self.is_empty() {
-            return s.clone();
-        }
-        match s {
-            Stmt::LetStmt { name, value, body } => {
-                let v = self.expr(value);
-                let (n, b) = self.binder(name, body);
-                Stmt::LetStmt { name: n, value: v, body: Box::new(b) }
+        stack::guard(|| {
+            if self.is_empty() {
+                return s.clone();
             }
-            Stmt::For { name, min, extent, kind, tails, body } => {
-                let (mn, ex) = (self.expr(min), self.expr(extent));
-                let (n, b) = self.binder(name, body);
-                Stmt::For { name: n, min: mn, extent: ex, kind: *kind, tails: tails.clone(), body: Box::new(b) }
+            match s {
+                Stmt::LetStmt { name, value, body } => {
+                    let v = self.expr(value);
+                    let (n, b) = self.binder(name, body);
+                    Stmt::LetStmt { name: n, value: v, body: Box::new(b) }
+                }
+                Stmt::For { name, min, extent, kind, tails, body } => {
+                    let (mn, ex) = (self.expr(min), self.expr(extent));
+                    let (n, b) = self.binder(name, body);
+                    Stmt::For { name: n, min: mn, extent: ex, kind: *kind, tails: tails.clone(), body: Box::new(b) }
+                }
+                _ => mutate_stmt_children(self, s),
             }
-            _ => mutate_stmt_children(self, s),
-        }
+        })
     }
 
     /// The body of a statement binder of `name`, renamed if it would capture.
@@ -202,18 +207,22 @@ pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
 }
 
 fn uses(e: &Expr, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool {
-    if !seen.insert(e.ptr()) {
-        return false;
-    }
-    match e.kind() {
-        ExprKind::Var { name: n, .. } => &**n == name,
-        ExprKind::Let { name: n, value, body } => uses(value, name, seen) || (&**n != name && uses(body, name, seen)),
-        _ => {
-            let mut found = false;
-            e.for_each_child(|c| found = found || uses(c, name, seen));
-            found
+    stack::guard(|| {
+        if !seen.insert(e.ptr()) {
+            return false;
         }
-    }
+        match e.kind() {
+            ExprKind::Var { name: n, .. } => &**n == name,
+            ExprKind::Let { name: n, value, body } => {
+                uses(value, name, seen) || (&**n != name && uses(body, name, seen))
+            }
+            _ => {
+                let mut found = false;
+                e.for_each_child(|c| found = found || uses(c, name, seen));
+                found
+            }
+        }
+    })
 }
 
 /// True if the variable `name` occurs free in (an expression of) `s`.
@@ -233,25 +242,27 @@ fn stmt_uses(s: &Stmt, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool 
             self.found = self.found || uses(e, self.name, self.seen);
         }
         fn visit_stmt(&mut self, s: &Stmt) {
-            if self.found {
-                return;
-            }
-            match s {
-                Stmt::LetStmt { name, value, body } => {
-                    self.visit_expr(value);
-                    if &**name != self.name {
-                        self.visit_stmt(body);
-                    }
+            stack::guard(|| {
+                if self.found {
+                    return;
                 }
-                Stmt::For { name, min, extent, body, .. } => {
-                    self.visit_expr(min);
-                    self.visit_expr(extent);
-                    if &**name != self.name {
-                        self.visit_stmt(body);
+                match s {
+                    Stmt::LetStmt { name, value, body } => {
+                        self.visit_expr(value);
+                        if &**name != self.name {
+                            self.visit_stmt(body);
+                        }
                     }
+                    Stmt::For { name, min, extent, body, .. } => {
+                        self.visit_expr(min);
+                        self.visit_expr(extent);
+                        if &**name != self.name {
+                            self.visit_stmt(body);
+                        }
+                    }
+                    _ => walk_stmt(self, s),
                 }
-                _ => walk_stmt(self, s),
-            }
+            })
         }
     }
     let mut v = V { name, seen, found: false };
@@ -269,37 +280,39 @@ pub fn free_vars(e: &Expr) -> Vec<Name> {
 type FreeMemo = HashMap<*const ExprNode, (Expr, std::rc::Rc<Vec<Name>>)>;
 
 fn free(e: &Expr, memo: &mut FreeMemo) -> std::rc::Rc<Vec<Name>> {
-    if let Some((_, r)) = memo.get(&e.ptr()) {
-        return r.clone();
-    }
-    let mut out: Vec<Name> = Vec::new();
-    let push_all = |out: &mut Vec<Name>, vs: &[Name], except: Option<&Name>| {
-        for v in vs {
-            if Some(v) != except && !out.contains(v) {
-                out.push(v.clone());
+    stack::guard(|| {
+        if let Some((_, r)) = memo.get(&e.ptr()) {
+            return r.clone();
+        }
+        let mut out: Vec<Name> = Vec::new();
+        let push_all = |out: &mut Vec<Name>, vs: &[Name], except: Option<&Name>| {
+            for v in vs {
+                if Some(v) != except && !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        };
+        match e.kind() {
+            ExprKind::Var { name, .. } => out.push(name.clone()),
+            ExprKind::Let { name, value, body } => {
+                let v = free(value, memo);
+                push_all(&mut out, &v, None);
+                let b = free(body, memo);
+                push_all(&mut out, &b, Some(name));
+            }
+            _ => {
+                let mut children = Vec::new();
+                e.for_each_child(|c| children.push(c.clone()));
+                for c in &children {
+                    let f = free(c, memo);
+                    push_all(&mut out, &f, None);
+                }
             }
         }
-    };
-    match e.kind() {
-        ExprKind::Var { name, .. } => out.push(name.clone()),
-        ExprKind::Let { name, value, body } => {
-            let v = free(value, memo);
-            push_all(&mut out, &v, None);
-            let b = free(body, memo);
-            push_all(&mut out, &b, Some(name));
-        }
-        _ => {
-            let mut children = Vec::new();
-            e.for_each_child(|c| children.push(c.clone()));
-            for c in &children {
-                let f = free(c, memo);
-                push_all(&mut out, &f, None);
-            }
-        }
-    }
-    let r = std::rc::Rc::new(out);
-    memo.insert(e.ptr(), (e.clone(), r.clone()));
-    r
+        let r = std::rc::Rc::new(out);
+        memo.insert(e.ptr(), (e.clone(), r.clone()));
+        r
+    })
 }
 
 /// True if some `Let` in `e` binds one of `names` (inlining an expression that mentions

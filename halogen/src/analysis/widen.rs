@@ -34,6 +34,10 @@ struct Widener {
 
 impl Widener {
     fn widen(&mut self, e: &Expr) -> Expr {
+        crate::ir::stack::guard(|| self.widen_node(e))
+    }
+
+    fn widen_node(&mut self, e: &Expr) -> Expr {
         let ty = e.ty();
         if ty.is_vector() || !ty.is_int_or_uint() {
             return e.clone();

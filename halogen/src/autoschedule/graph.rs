@@ -3,6 +3,7 @@
 //! evaluating one point costs, and whether the user scheduled it by hand.
 
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, Expr, ExprKind, Name, Type, VarBinding, Visitor};
 use crate::lang::func::FuncRef;
 use crate::schedule::LoopLevel;
@@ -111,7 +112,7 @@ struct CallFinder {
 
 impl Visitor for CallFinder {
     fn visit_expr(&mut self, e: &Expr) {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Call { name, args, kind: CallKind::Func { func, .. } } => {
                 self.calls.push((Some(FuncRef::from_id(*func)), name.clone(), args.clone()));
                 self.index_depth += 1;
@@ -130,7 +131,7 @@ impl Visitor for CallFinder {
                 }
             }
             _ => crate::ir::walk_expr(self, e),
-        }
+        })
     }
 }
 
@@ -160,37 +161,39 @@ impl Cost {
         }
     }
     fn walk(&mut self, e: &Expr, in_index: bool) {
-        if !self.seen.insert(e.clone()) {
-            return;
-        }
-        match e.kind() {
-            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
-            ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
-                self.ops += 1.0;
-                self.loads += 1;
-                // A loaded value is a value even where it indexes (a look-up table).
-                self.widen(e.ty());
-                args.iter().for_each(|a| self.walk(a, true));
+        stack::guard(|| {
+            if !self.seen.insert(e.clone()) {
+                return;
             }
-            ExprKind::Let { value, body, .. } => {
-                self.walk(value, in_index);
-                self.walk(body, in_index);
-            }
-            _ => {
-                // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
-                self.ops += if in_index { 0.25 } else { 1.0 };
-                if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
-                    self.value_ops += 1;
-                }
-                // Indices are computed in vectors too where they are not affine (a mirrored
-                // boundary's `%`, an up-sampling's `/`): then gathers follow.
-                let non_affine = matches!(e.kind(), ExprKind::Binary(BinOp::Mod | BinOp::Div, _, _));
-                if !in_index || non_affine {
+            match e.kind() {
+                ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+                ExprKind::Call { args, kind: CallKind::Func { .. } | CallKind::Image, .. } => {
+                    self.ops += 1.0;
+                    self.loads += 1;
+                    // A loaded value is a value even where it indexes (a look-up table).
                     self.widen(e.ty());
+                    args.iter().for_each(|a| self.walk(a, true));
                 }
-                e.for_each_child(|c| self.walk(c, in_index));
+                ExprKind::Let { value, body, .. } => {
+                    self.walk(value, in_index);
+                    self.walk(body, in_index);
+                }
+                _ => {
+                    // Index arithmetic is cheaper than value arithmetic (scalar, often hoisted).
+                    self.ops += if in_index { 0.25 } else { 1.0 };
+                    if !in_index && !matches!(e.kind(), ExprKind::Cast(_)) {
+                        self.value_ops += 1;
+                    }
+                    // Indices are computed in vectors too where they are not affine (a mirrored
+                    // boundary's `%`, an up-sampling's `/`): then gathers follow.
+                    let non_affine = matches!(e.kind(), ExprKind::Binary(BinOp::Mod | BinOp::Div, _, _));
+                    if !in_index || non_affine {
+                        self.widen(e.ty());
+                    }
+                    e.for_each_child(|c| self.walk(c, in_index));
+                }
             }
-        }
+        })
     }
 }
 
@@ -426,26 +429,31 @@ fn topological_order(nodes: &[Node], outputs: Vec<usize>) -> Result<Vec<usize>> 
         order: &mut Vec<usize>,
         path: &mut Vec<usize>,
     ) -> Result<()> {
-        match marks[i] {
-            Mark::Done => return Ok(()),
-            Mark::Visiting => {
-                path.push(i);
-                let names: Vec<&str> = path.iter().map(|&p| &*nodes[p].name).collect();
-                return Err(Error::Definition(format!("the Funcs call each other in a cycle: {}", names.join(" -> "))));
+        stack::guard(|| {
+            match marks[i] {
+                Mark::Done => return Ok(()),
+                Mark::Visiting => {
+                    path.push(i);
+                    let names: Vec<&str> = path.iter().map(|&p| &*nodes[p].name).collect();
+                    return Err(Error::Definition(format!(
+                        "the Funcs call each other in a cycle: {}",
+                        names.join(" -> ")
+                    )));
+                }
+                Mark::New => {}
             }
-            Mark::New => {}
-        }
-        marks[i] = Mark::Visiting;
-        path.push(i);
-        for c in &nodes[i].calls {
-            if let Callee::Func(j) = c.callee {
-                visit(j, nodes, marks, order, path)?;
+            marks[i] = Mark::Visiting;
+            path.push(i);
+            for c in &nodes[i].calls {
+                if let Callee::Func(j) = c.callee {
+                    visit(j, nodes, marks, order, path)?;
+                }
             }
-        }
-        path.pop();
-        marks[i] = Mark::Done;
-        order.push(i);
-        Ok(())
+            path.pop();
+            marks[i] = Mark::Done;
+            order.push(i);
+            Ok(())
+        })
     }
     let mut marks = vec![Mark::New; nodes.len()];
     let mut order = Vec::new();

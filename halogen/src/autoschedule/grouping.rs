@@ -21,6 +21,7 @@ use super::inline::effective_vector_types;
 use super::tiling::{tile_group, GroupInput, Tiling};
 use super::MachineParams;
 use crate::analysis::Scope;
+use crate::ir::stack;
 use crate::ir::Type;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,51 +130,54 @@ pub(crate) fn group_of(consumer: &BTreeMap<usize, usize>, mut i: usize) -> usize
 
 /// Plans group `out` with these members (consumers first); splits it if it must.
 pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<usize, usize>) -> Vec<Planned> {
-    let g = ctx.g;
-    let node = &g.nodes[out];
-    if node.has_updates() || node.dims() == 0 {
-        // Not tiled; members cannot exist (Algorithm 4 made them groups of their own).
-        return vec![Planned { out, tiling: None, members: Vec::new(), lanes: ctx.lanes(out) }];
-    }
-    if let Some(p) = try_tile(ctx, out, members, consumer) {
-        return vec![p];
-    }
-    // Algorithm 5: split off the producers of some member.
-    let mut best: Option<(f64, Vec<Planned>)> = None;
-    for &m in members {
-        if ctx.budget.get() == 0 {
-            break;
+    stack::guard(|| {
+        let g = ctx.g;
+        let node = &g.nodes[out];
+        if node.has_updates() || node.dims() == 0 {
+            // Not tiled; members cannot exist (Algorithm 4 made them groups of their own).
+            return vec![Planned { out, tiling: None, members: Vec::new(), lanes: ctx.lanes(out) }];
         }
-        let sub: Vec<usize> = members.iter().copied().filter(|&f| f != m && reaches_through(consumer, f, m)).collect();
-        let rest: Vec<usize> = members.iter().copied().filter(|&f| f != m && !sub.contains(&f)).collect();
-        // A stage with several consumers must stay on the side of all of them.
-        let on_m_side = |f: usize| f == m || sub.contains(&f);
-        let splits_a_stage = members.iter().any(|&f| {
-            f != m && ctx.consumers.get(&f).is_some_and(|cs| cs.iter().any(|&c| on_m_side(c) != on_m_side(f)))
-        });
-        if splits_a_stage {
-            continue;
+        if let Some(p) = try_tile(ctx, out, members, consumer) {
+            return vec![p];
         }
-        let mut split_consumer = consumer.clone();
-        split_consumer.remove(&m);
-        let mut plans = plan(ctx, m, &sub, &split_consumer);
-        plans.extend(plan(ctx, out, &rest, &split_consumer));
-        let cost: f64 = plans.iter().map(|p| p.tiling.as_ref().map_or(0.0, |t| t.cost)).sum();
-        if best.as_ref().is_none_or(|(c, _)| cost < *c * (1.0 - 1e-9)) {
-            best = Some((cost, plans));
-        }
-    }
-    match best {
-        Some((_, plans)) => plans,
-        None => {
-            // Out of budget: every member becomes a group of its own.
-            let mut plans = vec![untiled_or_tiled(ctx, out, consumer)];
-            for &m in members {
-                plans.push(untiled_or_tiled(ctx, m, consumer));
+        // Algorithm 5: split off the producers of some member.
+        let mut best: Option<(f64, Vec<Planned>)> = None;
+        for &m in members {
+            if ctx.budget.get() == 0 {
+                break;
             }
-            plans
+            let sub: Vec<usize> =
+                members.iter().copied().filter(|&f| f != m && reaches_through(consumer, f, m)).collect();
+            let rest: Vec<usize> = members.iter().copied().filter(|&f| f != m && !sub.contains(&f)).collect();
+            // A stage with several consumers must stay on the side of all of them.
+            let on_m_side = |f: usize| f == m || sub.contains(&f);
+            let splits_a_stage = members.iter().any(|&f| {
+                f != m && ctx.consumers.get(&f).is_some_and(|cs| cs.iter().any(|&c| on_m_side(c) != on_m_side(f)))
+            });
+            if splits_a_stage {
+                continue;
+            }
+            let mut split_consumer = consumer.clone();
+            split_consumer.remove(&m);
+            let mut plans = plan(ctx, m, &sub, &split_consumer);
+            plans.extend(plan(ctx, out, &rest, &split_consumer));
+            let cost: f64 = plans.iter().map(|p| p.tiling.as_ref().map_or(0.0, |t| t.cost)).sum();
+            if best.as_ref().is_none_or(|(c, _)| cost < *c * (1.0 - 1e-9)) {
+                best = Some((cost, plans));
+            }
         }
-    }
+        match best {
+            Some((_, plans)) => plans,
+            None => {
+                // Out of budget: every member becomes a group of its own.
+                let mut plans = vec![untiled_or_tiled(ctx, out, consumer)];
+                for &m in members {
+                    plans.push(untiled_or_tiled(ctx, m, consumer));
+                }
+                plans
+            }
+        }
+    })
 }
 
 fn untiled_or_tiled(ctx: &Ctx<'_>, out: usize, consumer: &BTreeMap<usize, usize>) -> Planned {

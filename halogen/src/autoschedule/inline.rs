@@ -6,6 +6,7 @@
 use super::footprint::{eval_range, propagate, volume, NumBox, Regions};
 use super::graph::{Callee, Graph};
 use crate::analysis::Scope;
+use crate::ir::stack;
 use crate::ir::Type;
 
 /// `reaches[a][b]`: `a` reads `b`, directly or through other Funcs.
@@ -47,16 +48,18 @@ pub(crate) fn effective_consumers(g: &Graph, inlined: &[bool], i: usize) -> Vec<
 
 /// Calls to `f` per point of stage `k` of `n`, counting those made through inlined Funcs.
 fn calls_per_point(g: &Graph, inlined: &[bool], reaches: &[Vec<bool>], n: usize, k: usize, f: usize) -> f64 {
-    g.nodes[n]
-        .calls
-        .iter()
-        .filter(|c| c.stage == k)
-        .map(|c| match c.callee {
-            Callee::Func(j) if j == f => 1.0,
-            Callee::Func(j) if inlined[j] && reaches[j][f] => calls_per_point(g, inlined, reaches, j, 0, f),
-            _ => 0.0,
-        })
-        .sum()
+    stack::guard(|| {
+        g.nodes[n]
+            .calls
+            .iter()
+            .filter(|c| c.stage == k)
+            .map(|c| match c.callee {
+                Callee::Func(j) if j == f => 1.0,
+                Callee::Func(j) if inlined[j] && reaches[j][f] => calls_per_point(g, inlined, reaches, j, 0, f),
+                _ => 0.0,
+            })
+            .sum()
+    })
 }
 
 /// True if the realized consumer `e` reads some value of `f` more than once (over its

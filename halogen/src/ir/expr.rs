@@ -8,6 +8,7 @@
 //! representation instead of two; `analysis::cse` recovers sharing explicitly where the
 //! generated code needs it.
 
+use super::stack;
 use super::types::Type;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -208,15 +209,87 @@ pub enum ExprKind {
     Call { name: Name, args: Vec<Expr>, kind: CallKind },
 }
 
+// Comparing and hashing recurse once per level of the tree: the guard keeps a deep one
+// from overflowing the stack.
 impl PartialEq for Expr {
     fn eq(&self, o: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &o.0) || *self.0 == *o.0
+        Arc::ptr_eq(&self.0, &o.0) || stack::guard(|| *self.0 == *o.0)
     }
 }
 impl Eq for Expr {}
 impl Hash for Expr {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.0.hash(h)
+        stack::guard(|| self.0.hash(h))
+    }
+}
+
+/// Dropping the last handle to a deep tree would recurse once per level (each node's drop
+/// drops its children). The nodes that this drop frees are taken apart with a list instead.
+impl Drop for ExprNode {
+    fn drop(&mut self) {
+        // The common case, freeing no child that has children of its own, stays shallow.
+        let mut deep = false;
+        self.kind.for_each_child_expr(|c| deep |= Arc::strong_count(&c.0) == 1 && c.0.kind.has_children());
+        if !deep {
+            return;
+        }
+        let mut pending = Vec::new();
+        std::mem::replace(&mut self.kind, ExprKind::IntImm(0)).into_children(&mut pending);
+        while let Some(mut e) = pending.pop() {
+            if let Some(node) = Arc::get_mut(&mut e.0) {
+                std::mem::replace(&mut node.kind, ExprKind::IntImm(0)).into_children(&mut pending);
+            }
+            // `e` now frees at most a leaf, or only drops a reference.
+        }
+    }
+}
+
+impl ExprKind {
+    /// Calls `f` on each direct child.
+    fn for_each_child_expr(&self, mut f: impl FnMut(&Expr)) {
+        match self {
+            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+            ExprKind::Cast(a) | ExprKind::Not(a) | ExprKind::Broadcast { value: a, .. } => f(a),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::Ramp { base: a, stride: b, .. }
+            | ExprKind::Let { value: a, body: b, .. } => {
+                f(a);
+                f(b)
+            }
+            ExprKind::Select(c, t, e) => {
+                f(c);
+                f(t);
+                f(e)
+            }
+            ExprKind::Load { index, predicate, .. } => {
+                f(index);
+                if let Some(p) = predicate {
+                    f(p)
+                }
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(f),
+        }
+    }
+
+    /// True unless a leaf.
+    fn has_children(&self) -> bool {
+        !matches!(self, ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. })
+    }
+
+    /// Moves the direct children onto `out`.
+    fn into_children(self, out: &mut Vec<Expr>) {
+        match self {
+            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
+            ExprKind::Cast(a) | ExprKind::Not(a) | ExprKind::Broadcast { value: a, .. } => out.push(a),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::Ramp { base: a, stride: b, .. }
+            | ExprKind::Let { value: a, body: b, .. } => out.extend([a, b]),
+            ExprKind::Select(c, t, e) => out.extend([c, t, e]),
+            ExprKind::Load { index, predicate, .. } => out.extend(std::iter::once(index).chain(predicate)),
+            ExprKind::Call { args, .. } => out.extend(args),
+        }
     }
 }
 
@@ -444,43 +517,29 @@ impl Expr {
         Expr::make(ty, ExprKind::Var { name: name.into(), binding: VarBinding::Param })
     }
 
-    /// Calls `f` on each direct child.
-    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
-        match self.kind() {
-            ExprKind::IntImm(_) | ExprKind::FloatImm(_) | ExprKind::Var { .. } => {}
-            ExprKind::Cast(a) | ExprKind::Not(a) => f(a),
-            ExprKind::Binary(_, a, b) | ExprKind::Cmp(_, a, b) => {
-                f(a);
-                f(b)
-            }
-            ExprKind::Select(c, t, e) => {
-                f(c);
-                f(t);
-                f(e)
-            }
-            ExprKind::Load { index, predicate, .. } => {
-                f(index);
-                if let Some(p) = predicate {
-                    f(p)
-                }
-            }
-            ExprKind::Ramp { base, stride, .. } => {
-                f(base);
-                f(stride)
-            }
-            ExprKind::Broadcast { value, .. } => f(value),
-            ExprKind::Let { value, body, .. } => {
-                f(value);
-                f(body)
-            }
-            ExprKind::Call { args, .. } => args.iter().for_each(f),
+    /// Calls `f` on each direct child (in the order value, then body for a `Let`). A
+    /// recursion through it may go as deep as the tree: it grows the stack as needed
+    /// ([`stack::guard`]).
+    pub fn for_each_child(&self, f: impl FnMut(&Expr)) {
+        if self.0.kind.has_children() {
+            stack::guard(|| self.0.kind.for_each_child_expr(f))
         }
     }
 
     /// Rebuilds the node with each child replaced by `f(child)`; returns `self` (shared)
     /// if nothing changed. Types are recomputed only by the node constructors above, so
-    /// `f` must keep each child's type unless the caller fixes the node up.
-    pub fn map_children(&self, mut f: impl FnMut(&Expr) -> Expr) -> Expr {
+    /// `f` must keep each child's type unless the caller fixes the node up. A recursion
+    /// through it may go as deep as the tree: it grows the stack as needed
+    /// ([`stack::guard`]).
+    pub fn map_children(&self, f: impl FnMut(&Expr) -> Expr) -> Expr {
+        if self.0.kind.has_children() {
+            stack::guard(|| self.map_children_here(f))
+        } else {
+            self.clone()
+        }
+    }
+
+    fn map_children_here(&self, mut f: impl FnMut(&Expr) -> Expr) -> Expr {
         let ty = self.ty();
         let same = |a: &Expr, b: &Expr| a.same_as(b);
         match self.kind() {

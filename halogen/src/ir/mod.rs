@@ -4,6 +4,7 @@ pub mod expr;
 pub mod parse;
 pub mod printer;
 pub mod semantics;
+pub mod stack;
 pub mod stmt;
 pub mod types;
 pub mod visit;

@@ -13,6 +13,7 @@
 
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, FloatBits, FuncId, Intrinsic, Name, VarBinding};
 use super::printer::intrinsic_default_type;
+use super::stack;
 use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, VectorTail};
 use super::types::{Type, TypeCode};
 use crate::error::{Error, Result};
@@ -374,19 +375,21 @@ impl<'a> Parser<'a> {
     /// The statements up to a `}` or the end of the text; a `let` or `allocate` takes the
     /// rest of them as its body.
     fn block_items(&mut self) -> Result<Vec<Stmt>> {
-        let mut stmts = Vec::new();
-        while self.peek().is_some() && !self.is_punct("}") {
-            if self.is_word("let") {
-                stmts.push(self.let_stmt()?);
-                break;
+        stack::guard(|| {
+            let mut stmts = Vec::new();
+            while self.peek().is_some() && !self.is_punct("}") {
+                if self.is_word("let") {
+                    stmts.push(self.let_stmt()?);
+                    break;
+                }
+                if self.is_word("allocate") {
+                    stmts.push(self.allocate()?);
+                    break;
+                }
+                stmts.push(self.stmt()?);
             }
-            if self.is_word("allocate") {
-                stmts.push(self.allocate()?);
-                break;
-            }
-            stmts.push(self.stmt()?);
-        }
-        Ok(stmts)
+            Ok(stmts)
+        })
     }
 
     /// `{ ... }` around statements.
@@ -426,44 +429,46 @@ impl<'a> Parser<'a> {
     }
 
     fn stmt(&mut self) -> Result<Stmt> {
-        let word = match self.peek() {
-            Some(Tok::Ident(w)) => w.clone(),
-            Some(Tok::Punct("{")) => {
-                // In braces: a let or allocation that ends before its block does, or else
-                // a nested block (of any length).
-                self.pos += 1;
-                let mut items = self.block_items()?;
-                self.expect("}")?;
-                return Ok(match items.as_slice() {
-                    [Stmt::LetStmt { .. } | Stmt::Allocate { .. }] => items.pop().unwrap_or_else(Stmt::no_op),
-                    _ => Stmt::Block(items),
-                });
-            }
-            _ => String::new(),
-        };
-        let next_is = |p: &Parser, q: &str| matches!(p.peek_at(1), Some(Tok::Punct(x)) if *x == q);
-        match word.as_str() {
-            "assert" if next_is(self, "(") => self.assert(),
-            "produce" | "consume" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => self.producer_consumer(),
-            "realize" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => self.realize(),
-            "free" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => {
-                self.pos += 1;
-                Ok(Stmt::Free { name: self.ident()? })
-            }
-            "if" if next_is(self, "(") => self.if_then_else(),
-            w if for_kind_named(w).is_some() && next_is(self, "(") => self.for_loop(),
-            _ if !word.is_empty() && next_is(self, "[") => self.store(),
-            _ if !word.is_empty() && next_is(self, "(") => {
-                // `f(args) = value` is a Provide; otherwise the call is evaluated.
-                let start = self.pos;
-                if let Some(s) = self.provide()? {
-                    return Ok(s);
+        stack::guard(|| {
+            let word = match self.peek() {
+                Some(Tok::Ident(w)) => w.clone(),
+                Some(Tok::Punct("{")) => {
+                    // In braces: a let or allocation that ends before its block does, or else
+                    // a nested block (of any length).
+                    self.pos += 1;
+                    let mut items = self.block_items()?;
+                    self.expect("}")?;
+                    return Ok(match items.as_slice() {
+                        [Stmt::LetStmt { .. } | Stmt::Allocate { .. }] => items.pop().unwrap_or_else(Stmt::no_op),
+                        _ => Stmt::Block(items),
+                    });
                 }
-                self.pos = start;
-                Ok(Stmt::Evaluate(self.expr()?))
+                _ => String::new(),
+            };
+            let next_is = |p: &Parser, q: &str| matches!(p.peek_at(1), Some(Tok::Punct(x)) if *x == q);
+            match word.as_str() {
+                "assert" if next_is(self, "(") => self.assert(),
+                "produce" | "consume" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => self.producer_consumer(),
+                "realize" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => self.realize(),
+                "free" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => {
+                    self.pos += 1;
+                    Ok(Stmt::Free { name: self.ident()? })
+                }
+                "if" if next_is(self, "(") => self.if_then_else(),
+                w if for_kind_named(w).is_some() && next_is(self, "(") => self.for_loop(),
+                _ if !word.is_empty() && next_is(self, "[") => self.store(),
+                _ if !word.is_empty() && next_is(self, "(") => {
+                    // `f(args) = value` is a Provide; otherwise the call is evaluated.
+                    let start = self.pos;
+                    if let Some(s) = self.provide()? {
+                        return Ok(s);
+                    }
+                    self.pos = start;
+                    Ok(Stmt::Evaluate(self.expr()?))
+                }
+                _ => Ok(Stmt::Evaluate(self.expr()?)),
             }
-            _ => Ok(Stmt::Evaluate(self.expr()?)),
-        }
+        })
     }
 
     fn assert(&mut self) -> Result<Stmt> {
@@ -694,7 +699,7 @@ impl<'a> Parser<'a> {
     // ----- expressions -----
 
     fn expr(&mut self) -> Result<Expr> {
-        match self.peek().cloned() {
+        stack::guard(|| match self.peek().cloned() {
             Some(Tok::Punct("(")) => self.paren(),
             Some(Tok::Punct("!")) => {
                 self.pos += 1;
@@ -708,7 +713,7 @@ impl<'a> Parser<'a> {
             Some(Tok::Number(_)) => self.number(None, false),
             Some(Tok::Ident(w)) => self.ident_expr(&w),
             _ => Err(self.error("expected an expression")),
-        }
+        })
     }
 
     /// `(a op b)`, `(let n = v in b)` or a typed constant `(uint8)3`.

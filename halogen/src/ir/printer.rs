@@ -19,6 +19,7 @@
 //! An expression printed on its own (in error messages) has no annotations.
 
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, Name, VarBinding};
+use super::stack;
 use super::stmt::{ForKind, MsgPart, Stmt};
 use super::types::Type;
 use std::fmt::{self, Display, Formatter, Write};
@@ -76,151 +77,153 @@ pub(crate) fn intrinsic_default_type(args: &[Expr]) -> Option<Type> {
 
 /// Writes `e`; with a scope, adds the annotations the parser needs.
 fn write_expr(e: &Expr, out: &mut String, mut scope: Option<&mut Scope>) {
-    let t = e.ty();
-    let annotate = scope.is_some();
-    match e.kind() {
-        ExprKind::IntImm(v) => {
-            let _ = if t.is_bool() {
-                write!(out, "{}", *v != 0)
-            } else if t == Type::i32() {
-                write!(out, "{v}")
-            } else if t.is_uint() && t.bits == 64 {
-                write!(out, "({t}){}", *v as u64)
-            } else {
-                write!(out, "({t}){v}")
-            };
-        }
-        ExprKind::FloatImm(b) => {
-            let v = b.get();
-            let _ = if t.bits == 32 { write!(out, "{:?}f", v as f32) } else { write!(out, "{v:?}") };
-        }
-        ExprKind::Var { name, binding } => {
-            out.push_str(name);
-            if let Some(sc) = scope {
-                let (default_binding, default_ty) = match sc.var(name) {
-                    Some(bt) => (VarBinding::Plain, bt),
-                    None => (VarBinding::Param, Type::i32()),
+    stack::guard(|| {
+        let t = e.ty();
+        let annotate = scope.is_some();
+        match e.kind() {
+            ExprKind::IntImm(v) => {
+                let _ = if t.is_bool() {
+                    write!(out, "{}", *v != 0)
+                } else if t == Type::i32() {
+                    write!(out, "{v}")
+                } else if t.is_uint() && t.bits == 64 {
+                    write!(out, "({t}){}", *v as u64)
+                } else {
+                    write!(out, "({t}){v}")
                 };
-                let word = match binding {
-                    b if *b == default_binding => "",
-                    VarBinding::Plain => "var:",
-                    VarBinding::Param => "param:",
-                    VarBinding::Reduction(_) => "rvar:",
-                };
-                if !word.is_empty() || t != default_ty {
-                    let _ = write!(out, ":{word}{t}");
+            }
+            ExprKind::FloatImm(b) => {
+                let v = b.get();
+                let _ = if t.bits == 32 { write!(out, "{:?}f", v as f32) } else { write!(out, "{v:?}") };
+            }
+            ExprKind::Var { name, binding } => {
+                out.push_str(name);
+                if let Some(sc) = scope {
+                    let (default_binding, default_ty) = match sc.var(name) {
+                        Some(bt) => (VarBinding::Plain, bt),
+                        None => (VarBinding::Param, Type::i32()),
+                    };
+                    let word = match binding {
+                        b if *b == default_binding => "",
+                        VarBinding::Plain => "var:",
+                        VarBinding::Param => "param:",
+                        VarBinding::Reduction(_) => "rvar:",
+                    };
+                    if !word.is_empty() || t != default_ty {
+                        let _ = write!(out, ":{word}{t}");
+                    }
                 }
             }
-        }
-        ExprKind::Cast(a) => {
-            let _ = write!(out, "{t}(");
-            write_expr(a, out, scope);
-            out.push(')');
-        }
-        ExprKind::Binary(op, a, b) => match binop_symbol(*op) {
-            Some(s) => {
+            ExprKind::Cast(a) => {
+                let _ = write!(out, "{t}(");
+                write_expr(a, out, scope);
+                out.push(')');
+            }
+            ExprKind::Binary(op, a, b) => match binop_symbol(*op) {
+                Some(s) => {
+                    out.push('(');
+                    write_expr(a, out, scope.as_deref_mut());
+                    let _ = write!(out, " {s} ");
+                    write_expr(b, out, scope);
+                    out.push(')');
+                }
+                None => {
+                    out.push_str(if *op == BinOp::Min { "min(" } else { "max(" });
+                    write_expr(a, out, scope.as_deref_mut());
+                    out.push_str(", ");
+                    write_expr(b, out, scope);
+                    out.push(')');
+                }
+            },
+            ExprKind::Cmp(op, a, b) => {
                 out.push('(');
                 write_expr(a, out, scope.as_deref_mut());
-                let _ = write!(out, " {s} ");
+                let _ = write!(out, " {} ", cmp_symbol(*op));
                 write_expr(b, out, scope);
                 out.push(')');
             }
-            None => {
-                out.push_str(if *op == BinOp::Min { "min(" } else { "max(" });
+            ExprKind::Not(a) => {
+                out.push('!');
+                write_expr(a, out, scope);
+            }
+            ExprKind::Select(c, a, b) => {
+                out.push_str("select(");
+                write_expr(c, out, scope.as_deref_mut());
+                out.push_str(", ");
                 write_expr(a, out, scope.as_deref_mut());
                 out.push_str(", ");
                 write_expr(b, out, scope);
                 out.push(')');
             }
-        },
-        ExprKind::Cmp(op, a, b) => {
-            out.push('(');
-            write_expr(a, out, scope.as_deref_mut());
-            let _ = write!(out, " {} ", cmp_symbol(*op));
-            write_expr(b, out, scope);
-            out.push(')');
-        }
-        ExprKind::Not(a) => {
-            out.push('!');
-            write_expr(a, out, scope);
-        }
-        ExprKind::Select(c, a, b) => {
-            out.push_str("select(");
-            write_expr(c, out, scope.as_deref_mut());
-            out.push_str(", ");
-            write_expr(a, out, scope.as_deref_mut());
-            out.push_str(", ");
-            write_expr(b, out, scope);
-            out.push(')');
-        }
-        ExprKind::Load { buffer, index, predicate } => {
-            out.push_str(buffer);
-            if let Some(sc) = scope.as_deref() {
-                if sc.buffer(buffer) != Some(t.element()) {
-                    let _ = write!(out, ":{}", t.element());
+            ExprKind::Load { buffer, index, predicate } => {
+                out.push_str(buffer);
+                if let Some(sc) = scope.as_deref() {
+                    if sc.buffer(buffer) != Some(t.element()) {
+                        let _ = write!(out, ":{}", t.element());
+                    }
                 }
-            }
-            out.push('[');
-            write_expr(index, out, scope.as_deref_mut());
-            if let Some(p) = predicate {
-                out.push_str(" if ");
-                write_expr(p, out, scope);
-            }
-            out.push(']');
-        }
-        ExprKind::Ramp { base, stride, lanes } => {
-            out.push_str("ramp(");
-            write_expr(base, out, scope.as_deref_mut());
-            out.push_str(", ");
-            write_expr(stride, out, scope);
-            let _ = write!(out, ", {lanes})");
-        }
-        ExprKind::Broadcast { value, lanes } => {
-            let _ = write!(out, "x{lanes}(");
-            write_expr(value, out, scope);
-            out.push(')');
-        }
-        ExprKind::Let { name, value, body } => {
-            let _ = write!(out, "(let {name} = ");
-            write_expr(value, out, scope.as_deref_mut());
-            out.push_str(" in ");
-            match scope {
-                Some(sc) => {
-                    sc.vars.push((name.clone(), value.ty()));
-                    write_expr(body, out, Some(&mut *sc));
-                    sc.vars.pop();
+                out.push('[');
+                write_expr(index, out, scope.as_deref_mut());
+                if let Some(p) = predicate {
+                    out.push_str(" if ");
+                    write_expr(p, out, scope);
                 }
-                None => write_expr(body, out, None),
+                out.push(']');
             }
-            out.push(')');
-        }
-        ExprKind::Call { name, args, kind } => {
-            out.push_str(name);
-            if let CallKind::Func { value_index, tuple: true, .. } = kind {
-                let _ = write!(out, ".{value_index}");
+            ExprKind::Ramp { base, stride, lanes } => {
+                out.push_str("ramp(");
+                write_expr(base, out, scope.as_deref_mut());
+                out.push_str(", ");
+                write_expr(stride, out, scope);
+                let _ = write!(out, ", {lanes})");
             }
-            if annotate {
-                // The IR knows a Func only by its id, not its value types: a Func call
-                // always says its type.
-                let default = match kind {
-                    CallKind::Func { .. } => None,
-                    CallKind::Image => None,
-                    CallKind::Intrinsic(_) => intrinsic_default_type(args),
-                };
-                if default != Some(t) {
-                    let _ = write!(out, ":{t}");
+            ExprKind::Broadcast { value, lanes } => {
+                let _ = write!(out, "x{lanes}(");
+                write_expr(value, out, scope);
+                out.push(')');
+            }
+            ExprKind::Let { name, value, body } => {
+                let _ = write!(out, "(let {name} = ");
+                write_expr(value, out, scope.as_deref_mut());
+                out.push_str(" in ");
+                match scope {
+                    Some(sc) => {
+                        sc.vars.push((name.clone(), value.ty()));
+                        write_expr(body, out, Some(&mut *sc));
+                        sc.vars.pop();
+                    }
+                    None => write_expr(body, out, None),
                 }
+                out.push(')');
             }
-            out.push('(');
-            for (i, a) in args.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+            ExprKind::Call { name, args, kind } => {
+                out.push_str(name);
+                if let CallKind::Func { value_index, tuple: true, .. } = kind {
+                    let _ = write!(out, ".{value_index}");
                 }
-                write_expr(a, out, scope.as_deref_mut());
+                if annotate {
+                    // The IR knows a Func only by its id, not its value types: a Func call
+                    // always says its type.
+                    let default = match kind {
+                        CallKind::Func { .. } => None,
+                        CallKind::Image => None,
+                        CallKind::Intrinsic(_) => intrinsic_default_type(args),
+                    };
+                    if default != Some(t) {
+                        let _ = write!(out, ":{t}");
+                    }
+                }
+                out.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_expr(a, out, scope.as_deref_mut());
+                }
+                out.push(')');
             }
-            out.push(')');
         }
-    }
+    })
 }
 
 impl Display for Expr {
@@ -277,106 +280,108 @@ impl StmtPrinter {
     }
 
     fn stmt(&mut self, s: &Stmt, indent: usize) {
-        match s {
-            Stmt::LetStmt { name, value, body } => {
-                let v = self.expr(value);
-                self.line(indent, &format!("let {name} = {v}"));
-                self.scope.vars.push((name.clone(), value.ty()));
-                self.stmt(body, indent);
-                self.scope.vars.pop();
-            }
-            Stmt::Assert { condition, message } => {
-                let c = self.expr(condition);
-                let mut msg = String::new();
-                for m in message {
-                    match m {
-                        MsgPart::Text(t) => msg.push_str(&t.replace('{', "{{").replace('}', "}}")),
-                        MsgPart::Value(e) => {
-                            let v = self.expr(e);
-                            let _ = write!(msg, "{{{v}}}");
+        stack::guard(|| {
+            match s {
+                Stmt::LetStmt { name, value, body } => {
+                    let v = self.expr(value);
+                    self.line(indent, &format!("let {name} = {v}"));
+                    self.scope.vars.push((name.clone(), value.ty()));
+                    self.stmt(body, indent);
+                    self.scope.vars.pop();
+                }
+                Stmt::Assert { condition, message } => {
+                    let c = self.expr(condition);
+                    let mut msg = String::new();
+                    for m in message {
+                        match m {
+                            MsgPart::Text(t) => msg.push_str(&t.replace('{', "{{").replace('}', "}}")),
+                            MsgPart::Value(e) => {
+                                let v = self.expr(e);
+                                let _ = write!(msg, "{{{v}}}");
+                            }
+                        }
+                    }
+                    self.line(indent, &format!("assert({c}, {msg:?})"));
+                }
+                Stmt::ProducerConsumer { name, is_producer, body } => {
+                    let word = if *is_producer { "produce" } else { "consume" };
+                    self.nested(indent, &format!("{word} {name}"), body);
+                }
+                Stmt::For { name, min, extent, kind, tails, body } => {
+                    let (m, e) = (self.expr(min), self.expr(extent));
+                    let mut header = format!("{} ({name}, {m}, {e})", kind_word(*kind));
+                    self.scope.vars.push((name.clone(), min.ty()));
+                    // A tail's expressions may use the loop's variable (per-iteration tails).
+                    for t in tails {
+                        let word = if t.per_iteration { "tail_each" } else { "tail" };
+                        let (c, g, u) = (self.expr(&t.condition), self.expr(&t.guard_term), self.expr(&t.unclamped));
+                        let _ = write!(header, " {word}({c}, {g}, {} = {u})", t.var);
+                    }
+                    self.nested(indent, &header, body);
+                    self.scope.vars.pop();
+                }
+                Stmt::Provide { name, values, args } => {
+                    let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                    let vals: Vec<String> = values.iter().map(|a| self.expr(a)).collect();
+                    let rhs = if vals.len() == 1 { vals[0].clone() } else { format!("{{{}}}", vals.join(", ")) };
+                    self.line(indent, &format!("{name}({}) = {rhs}", args.join(", ")));
+                }
+                Stmt::Realize { name, types, bounds, fold, body } => {
+                    let b: Vec<String> =
+                        bounds.iter().map(|r| format!("[{}, {}]", self.expr(&r.min), self.expr(&r.extent))).collect();
+                    let t: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+                    let mut header = format!("realize {name}({}) : {}", b.join(", "), t.join(", "));
+                    if let Some(f) = fold {
+                        let _ = write!(header, " fold({}, {})", f.dim, f.factor);
+                    }
+                    self.nested(indent, &header, body);
+                }
+                Stmt::Store { buffer, value, index, predicate } => {
+                    let (i, v) = (self.expr(index), self.expr(value));
+                    let mut text = format!("{buffer}[{i}] = {v}");
+                    if let Some(p) = predicate {
+                        let p = self.expr(p);
+                        let _ = write!(text, " if {p}");
+                    }
+                    self.line(indent, &text);
+                }
+                Stmt::Allocate { name, ty, extents, body } => {
+                    let e: Vec<String> = extents.iter().map(|e| self.expr(e)).collect();
+                    self.line(indent, &format!("allocate {name}[{ty} * {}]", e.join(" * ")));
+                    self.scope.buffers.push((name.clone(), *ty));
+                    self.stmt(body, indent);
+                    self.scope.buffers.pop();
+                }
+                Stmt::Free { name } => self.line(indent, &format!("free {name}")),
+                Stmt::Block(ss) => {
+                    for (i, s) in ss.iter().enumerate() {
+                        // Braces keep the scope of a let or allocation (or an inner block) from
+                        // running on over the statements after it.
+                        if is_open(s) && i + 1 < ss.len() || matches!(s, Stmt::Block(_)) {
+                            self.line(indent, "{");
+                            self.stmt(s, indent + 1);
+                            self.line(indent, "}");
+                        } else {
+                            self.stmt(s, indent);
                         }
                     }
                 }
-                self.line(indent, &format!("assert({c}, {msg:?})"));
-            }
-            Stmt::ProducerConsumer { name, is_producer, body } => {
-                let word = if *is_producer { "produce" } else { "consume" };
-                self.nested(indent, &format!("{word} {name}"), body);
-            }
-            Stmt::For { name, min, extent, kind, tails, body } => {
-                let (m, e) = (self.expr(min), self.expr(extent));
-                let mut header = format!("{} ({name}, {m}, {e})", kind_word(*kind));
-                self.scope.vars.push((name.clone(), min.ty()));
-                // A tail's expressions may use the loop's variable (per-iteration tails).
-                for t in tails {
-                    let word = if t.per_iteration { "tail_each" } else { "tail" };
-                    let (c, g, u) = (self.expr(&t.condition), self.expr(&t.guard_term), self.expr(&t.unclamped));
-                    let _ = write!(header, " {word}({c}, {g}, {} = {u})", t.var);
-                }
-                self.nested(indent, &header, body);
-                self.scope.vars.pop();
-            }
-            Stmt::Provide { name, values, args } => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                let vals: Vec<String> = values.iter().map(|a| self.expr(a)).collect();
-                let rhs = if vals.len() == 1 { vals[0].clone() } else { format!("{{{}}}", vals.join(", ")) };
-                self.line(indent, &format!("{name}({}) = {rhs}", args.join(", ")));
-            }
-            Stmt::Realize { name, types, bounds, fold, body } => {
-                let b: Vec<String> =
-                    bounds.iter().map(|r| format!("[{}, {}]", self.expr(&r.min), self.expr(&r.extent))).collect();
-                let t: Vec<String> = types.iter().map(|t| t.to_string()).collect();
-                let mut header = format!("realize {name}({}) : {}", b.join(", "), t.join(", "));
-                if let Some(f) = fold {
-                    let _ = write!(header, " fold({}, {})", f.dim, f.factor);
-                }
-                self.nested(indent, &header, body);
-            }
-            Stmt::Store { buffer, value, index, predicate } => {
-                let (i, v) = (self.expr(index), self.expr(value));
-                let mut text = format!("{buffer}[{i}] = {v}");
-                if let Some(p) = predicate {
-                    let p = self.expr(p);
-                    let _ = write!(text, " if {p}");
-                }
-                self.line(indent, &text);
-            }
-            Stmt::Allocate { name, ty, extents, body } => {
-                let e: Vec<String> = extents.iter().map(|e| self.expr(e)).collect();
-                self.line(indent, &format!("allocate {name}[{ty} * {}]", e.join(" * ")));
-                self.scope.buffers.push((name.clone(), *ty));
-                self.stmt(body, indent);
-                self.scope.buffers.pop();
-            }
-            Stmt::Free { name } => self.line(indent, &format!("free {name}")),
-            Stmt::Block(ss) => {
-                for (i, s) in ss.iter().enumerate() {
-                    // Braces keep the scope of a let or allocation (or an inner block) from
-                    // running on over the statements after it.
-                    if is_open(s) && i + 1 < ss.len() || matches!(s, Stmt::Block(_)) {
-                        self.line(indent, "{");
-                        self.stmt(s, indent + 1);
-                        self.line(indent, "}");
-                    } else {
-                        self.stmt(s, indent);
+                Stmt::IfThenElse { condition, then_case, else_case } => {
+                    let c = self.expr(condition);
+                    self.line(indent, &format!("if ({c}) {{"));
+                    self.stmt(then_case, indent + 1);
+                    if let Some(e) = else_case {
+                        self.line(indent, "} else {");
+                        self.stmt(e, indent + 1);
                     }
+                    self.line(indent, "}");
+                }
+                Stmt::Evaluate(e) => {
+                    let e = self.expr(e);
+                    self.line(indent, &e);
                 }
             }
-            Stmt::IfThenElse { condition, then_case, else_case } => {
-                let c = self.expr(condition);
-                self.line(indent, &format!("if ({c}) {{"));
-                self.stmt(then_case, indent + 1);
-                if let Some(e) = else_case {
-                    self.line(indent, "} else {");
-                    self.stmt(e, indent + 1);
-                }
-                self.line(indent, "}");
-            }
-            Stmt::Evaluate(e) => {
-                let e = self.expr(e);
-                self.line(indent, &e);
-            }
-        }
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! Statements: an owned tree of loop-nest nodes whose leaves hold [`Expr`]s.
 
 use super::expr::{Expr, Name};
+use super::stack;
 use super::types::Type;
 
 /// How a `For` loop runs.
@@ -113,8 +114,8 @@ pub struct VectorTail {
     pub unclamped: Expr,
 }
 
-/// Statement nodes.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+/// Statement nodes. Cloning, comparing, hashing and debug-printing grow the stack as
+/// needed, so a tree of any depth is safe to handle.
 pub enum Stmt {
     /// `let name = value` for the body.
     LetStmt { name: Name, value: Expr, body: Box<Stmt> },
@@ -143,6 +144,159 @@ pub enum Stmt {
     IfThenElse { condition: Expr, then_case: Box<Stmt>, else_case: Option<Box<Stmt>> },
     /// Evaluates an expression for its effects.
     Evaluate(Expr),
+}
+
+// The derived impls recurse once per level of the tree with no way to grow the stack; these
+// do what they would, with a guard per level.
+impl Clone for Stmt {
+    fn clone(&self) -> Stmt {
+        stack::guard(|| match self {
+            Stmt::LetStmt { name, value, body } => {
+                Stmt::LetStmt { name: name.clone(), value: value.clone(), body: body.clone() }
+            }
+            Stmt::Assert { condition, message } => {
+                Stmt::Assert { condition: condition.clone(), message: message.clone() }
+            }
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: body.clone() }
+            }
+            Stmt::For { name, min, extent, kind, tails, body } => Stmt::For {
+                name: name.clone(),
+                min: min.clone(),
+                extent: extent.clone(),
+                kind: *kind,
+                tails: tails.clone(),
+                body: body.clone(),
+            },
+            Stmt::Provide { name, values, args } => {
+                Stmt::Provide { name: name.clone(), values: values.clone(), args: args.clone() }
+            }
+            Stmt::Realize { name, types, bounds, fold, body } => Stmt::Realize {
+                name: name.clone(),
+                types: types.clone(),
+                bounds: bounds.clone(),
+                fold: *fold,
+                body: body.clone(),
+            },
+            Stmt::Store { buffer, value, index, predicate } => Stmt::Store {
+                buffer: buffer.clone(),
+                value: value.clone(),
+                index: index.clone(),
+                predicate: predicate.clone(),
+            },
+            Stmt::Allocate { name, ty, extents, body } => {
+                Stmt::Allocate { name: name.clone(), ty: *ty, extents: extents.clone(), body: body.clone() }
+            }
+            Stmt::Free { name } => Stmt::Free { name: name.clone() },
+            Stmt::Block(v) => Stmt::Block(v.clone()),
+            Stmt::IfThenElse { condition, then_case, else_case } => Stmt::IfThenElse {
+                condition: condition.clone(),
+                then_case: then_case.clone(),
+                else_case: else_case.clone(),
+            },
+            Stmt::Evaluate(e) => Stmt::Evaluate(e.clone()),
+        })
+    }
+}
+
+/// A statement node by reference, with the derived comparison, hashing and debug format
+/// that `Stmt` had (the same variant and field names), for `Stmt`'s guarded impls.
+#[derive(PartialEq, Hash, Debug)]
+enum Fields<'a> {
+    LetStmt {
+        name: &'a Name,
+        value: &'a Expr,
+        body: &'a Stmt,
+    },
+    Assert {
+        condition: &'a Expr,
+        message: &'a Vec<MsgPart>,
+    },
+    ProducerConsumer {
+        name: &'a Name,
+        is_producer: &'a bool,
+        body: &'a Stmt,
+    },
+    For {
+        name: &'a Name,
+        min: &'a Expr,
+        extent: &'a Expr,
+        kind: &'a ForKind,
+        tails: &'a Vec<VectorTail>,
+        body: &'a Stmt,
+    },
+    Provide {
+        name: &'a Name,
+        values: &'a Vec<Expr>,
+        args: &'a Vec<Expr>,
+    },
+    Realize {
+        name: &'a Name,
+        types: &'a Vec<Type>,
+        bounds: &'a Vec<Range>,
+        fold: &'a Option<Fold>,
+        body: &'a Stmt,
+    },
+    Store {
+        buffer: &'a Name,
+        value: &'a Expr,
+        index: &'a Expr,
+        predicate: &'a Option<Expr>,
+    },
+    Allocate {
+        name: &'a Name,
+        ty: &'a Type,
+        extents: &'a Vec<Expr>,
+        body: &'a Stmt,
+    },
+    Free {
+        name: &'a Name,
+    },
+    Block(&'a Vec<Stmt>),
+    IfThenElse {
+        condition: &'a Expr,
+        then_case: &'a Stmt,
+        else_case: &'a Option<Box<Stmt>>,
+    },
+    Evaluate(&'a Expr),
+}
+
+impl Stmt {
+    fn fields(&self) -> Fields<'_> {
+        match self {
+            Stmt::LetStmt { name, value, body } => Fields::LetStmt { name, value, body },
+            Stmt::Assert { condition, message } => Fields::Assert { condition, message },
+            Stmt::ProducerConsumer { name, is_producer, body } => Fields::ProducerConsumer { name, is_producer, body },
+            Stmt::For { name, min, extent, kind, tails, body } => Fields::For { name, min, extent, kind, tails, body },
+            Stmt::Provide { name, values, args } => Fields::Provide { name, values, args },
+            Stmt::Realize { name, types, bounds, fold, body } => Fields::Realize { name, types, bounds, fold, body },
+            Stmt::Store { buffer, value, index, predicate } => Fields::Store { buffer, value, index, predicate },
+            Stmt::Allocate { name, ty, extents, body } => Fields::Allocate { name, ty, extents, body },
+            Stmt::Free { name } => Fields::Free { name },
+            Stmt::Block(v) => Fields::Block(v),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                Fields::IfThenElse { condition, then_case, else_case }
+            }
+            Stmt::Evaluate(e) => Fields::Evaluate(e),
+        }
+    }
+}
+
+impl PartialEq for Stmt {
+    fn eq(&self, o: &Stmt) -> bool {
+        stack::guard(|| self.fields() == o.fields())
+    }
+}
+impl Eq for Stmt {}
+impl std::hash::Hash for Stmt {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        stack::guard(|| self.fields().hash(h))
+    }
+}
+impl std::fmt::Debug for Stmt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        stack::guard(|| self.fields().fmt(f))
+    }
 }
 
 impl Stmt {
@@ -183,7 +337,12 @@ impl Stmt {
     }
 
     /// Calls `fs` on each direct child statement and `fe` on each direct child expression.
-    pub fn for_each_child(&self, mut fs: impl FnMut(&Stmt), mut fe: impl FnMut(&Expr)) {
+    /// A recursion through it may go as deep as the tree: it grows the stack as needed.
+    pub fn for_each_child(&self, fs: impl FnMut(&Stmt), fe: impl FnMut(&Expr)) {
+        stack::guard(|| self.for_each_child_here(fs, fe))
+    }
+
+    fn for_each_child_here(&self, mut fs: impl FnMut(&Stmt), mut fe: impl FnMut(&Expr)) {
         match self {
             Stmt::LetStmt { value, body, .. } => {
                 fe(value);
@@ -239,8 +398,13 @@ impl Stmt {
     }
 
     /// Rebuilds the statement with each child statement replaced by `fs(child)` and each
-    /// child expression by `fe(child)`.
-    pub fn map_children(&self, mut fs: impl FnMut(&Stmt) -> Stmt, mut fe: impl FnMut(&Expr) -> Expr) -> Stmt {
+    /// child expression by `fe(child)`. A recursion through it may go as deep as the tree:
+    /// it grows the stack as needed.
+    pub fn map_children(&self, fs: impl FnMut(&Stmt) -> Stmt, fe: impl FnMut(&Expr) -> Expr) -> Stmt {
+        stack::guard(|| self.map_children_here(fs, fe))
+    }
+
+    fn map_children_here(&self, mut fs: impl FnMut(&Stmt) -> Stmt, mut fe: impl FnMut(&Expr) -> Expr) -> Stmt {
         match self {
             Stmt::LetStmt { name, value, body } => {
                 Stmt::LetStmt { name: name.clone(), value: fe(value), body: Box::new(fs(body)) }

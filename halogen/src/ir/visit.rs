@@ -1,9 +1,12 @@
 //! Visitor and mutator traits over the IR, with default recursion.
 //!
 //! Override `visit_expr`/`mutate_expr` (or the stmt versions) and call the `walk_*`
-//! function for the nodes you do not handle.
+//! function for the nodes you do not handle. The `walk_*` and `mutate_*_children`
+//! functions grow the stack as needed ([`super::stack`]), so a traversal that recurses
+//! through them handles trees of any depth.
 
 use super::expr::Expr;
+use super::stack;
 use super::stmt::{MsgPart, Range, Stmt};
 
 /// Read-only traversal.
@@ -25,6 +28,11 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
 
 /// Visits the children of `s`.
 pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
+    // One guard per level: a walk is as deep as the tree (see `stack`).
+    stack::guard(|| walk_stmt_here(v, s))
+}
+
+fn walk_stmt_here<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
     match s {
         Stmt::LetStmt { value, body, .. } => {
             v.visit_expr(value);
@@ -98,6 +106,10 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
 
 /// Rewrites the children of `s` with `m`.
 pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
+    stack::guard(|| mutate_stmt_children_here(m, s))
+}
+
+fn mutate_stmt_children_here<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
     match s {
         Stmt::LetStmt { name, value, body } => {
             let value = m.mutate_expr(value);

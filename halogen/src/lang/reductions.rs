@@ -18,6 +18,7 @@
 
 use super::func::Func;
 use crate::error::Error;
+use crate::ir::stack;
 use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Name, ReductionRef, Type, VarBinding};
 use std::collections::HashSet;
 
@@ -25,7 +26,7 @@ use std::collections::HashSet;
 /// inside `e` are not free).
 fn free_vars(e: &Expr) -> Vec<Expr> {
     fn walk(e: &Expr, bound: &mut Vec<Name>, seen: &mut HashSet<Name>, out: &mut Vec<Expr>) {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Var { name, binding: VarBinding::Plain } => {
                 if !bound.contains(name) && seen.insert(name.clone()) {
                     out.push(e.clone());
@@ -38,7 +39,7 @@ fn free_vars(e: &Expr) -> Vec<Expr> {
                 bound.pop();
             }
             _ => e.for_each_child(|c| walk(c, bound, seen, out)),
-        }
+        })
     }
     let mut out = Vec::new();
     walk(e, &mut Vec::new(), &mut HashSet::new(), &mut out);

@@ -16,6 +16,7 @@ use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
 use crate::analysis::{bounds_of_expr_in_scope, simplify, widen_to_i64, Interval, Scope};
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type, COORDINATE_LIMIT};
 use std::collections::HashMap;
 
@@ -287,82 +288,84 @@ fn process_pair(
 /// Wraps `body` in `lets`, below the lets it already starts with (a loop body may begin by
 /// defining names the bounds use).
 fn insert_lets(lets: Vec<(Name, Expr)>, body: Stmt) -> Stmt {
-    match body {
+    stack::guard(|| match body {
         Stmt::LetStmt { name, value, body } => Stmt::LetStmt { name, value, body: Box::new(insert_lets(lets, *body)) },
         body => wrap_lets(&lets, body),
-    }
+    })
 }
 
 /// Infers the bounds of every pair in `s`; `frame` collects the lets of the Funcs computed
 /// at the level `s` belongs to.
 fn infer(s: Stmt, ctx: &mut Inference, frame: &mut Vec<(Name, Expr)>) -> Result<Stmt> {
-    match s {
-        Stmt::Block(v) => {
-            let v = v.into_iter().map(|c| infer(c, ctx, frame)).collect::<Result<Vec<_>>>()?;
-            let mut out = Vec::with_capacity(v.len());
-            let mut it = v.into_iter().peekable();
-            while let Some(c) = it.next() {
-                if let Stmt::ProducerConsumer { name, is_producer: true, .. } = &c {
-                    let name = name.clone();
-                    let follows = matches!(it.peek(), Some(Stmt::ProducerConsumer { name: n, is_producer: false, .. }) if *n == name);
-                    let f = ctx.env.funcs[&name].clone();
-                    if follows {
-                        let consume = it.next();
-                        out.push(process_pair(&f, c, consume, ctx, frame)?);
-                        continue;
+    stack::guard(|| {
+        match s {
+            Stmt::Block(v) => {
+                let v = v.into_iter().map(|c| infer(c, ctx, frame)).collect::<Result<Vec<_>>>()?;
+                let mut out = Vec::with_capacity(v.len());
+                let mut it = v.into_iter().peekable();
+                while let Some(c) = it.next() {
+                    if let Stmt::ProducerConsumer { name, is_producer: true, .. } = &c {
+                        let name = name.clone();
+                        let follows = matches!(it.peek(), Some(Stmt::ProducerConsumer { name: n, is_producer: false, .. }) if *n == name);
+                        let f = ctx.env.funcs[&name].clone();
+                        if follows {
+                            let consume = it.next();
+                            out.push(process_pair(&f, c, consume, ctx, frame)?);
+                            continue;
+                        }
+                        if f.is_output {
+                            out.push(process_pair(&f, c, None, ctx, frame)?);
+                            continue;
+                        }
                     }
-                    if f.is_output {
-                        out.push(process_pair(&f, c, None, ctx, frame)?);
-                        continue;
-                    }
+                    out.push(c);
                 }
-                out.push(c);
+                Ok(Stmt::Block(out))
             }
-            Ok(Stmt::Block(out))
+            Stmt::ProducerConsumer { ref name, is_producer: true, .. }
+                if ctx.env.funcs.get(name).is_some_and(|f| f.is_output) =>
+            {
+                let f = ctx.env.funcs[name].clone();
+                let produce = match s {
+                    Stmt::ProducerConsumer { name, is_producer, body } => {
+                        Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) }
+                    }
+                    _ => unreachable!(),
+                };
+                process_pair(&f, produce, None, ctx, frame)
+            }
+            Stmt::LetStmt { name, value, body } => {
+                Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx, frame)?) })
+            }
+            Stmt::For { name, min, extent, kind, tails, body } => {
+                // A new compute level: the Funcs computed here get their lets at its top.
+                let mut inner = Vec::new();
+                let body = infer(*body, ctx, &mut inner)?;
+                Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(insert_lets(inner, body)) })
+            }
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) })
+            }
+            Stmt::Realize { name, types, bounds, fold, body } => {
+                Ok(Stmt::Realize { name, types, bounds, fold, body: Box::new(infer(*body, ctx, frame)?) })
+            }
+            Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
+                condition,
+                then_case: Box::new(infer(*then_case, ctx, frame)?),
+                else_case: match else_case {
+                    Some(e) => Some(Box::new(infer(*e, ctx, frame)?)),
+                    None => None,
+                },
+            }),
+            other => Ok(other),
         }
-        Stmt::ProducerConsumer { ref name, is_producer: true, .. }
-            if ctx.env.funcs.get(name).is_some_and(|f| f.is_output) =>
-        {
-            let f = ctx.env.funcs[name].clone();
-            let produce = match s {
-                Stmt::ProducerConsumer { name, is_producer, body } => {
-                    Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) }
-                }
-                _ => unreachable!(),
-            };
-            process_pair(&f, produce, None, ctx, frame)
-        }
-        Stmt::LetStmt { name, value, body } => {
-            Ok(Stmt::LetStmt { name, value, body: Box::new(infer(*body, ctx, frame)?) })
-        }
-        Stmt::For { name, min, extent, kind, tails, body } => {
-            // A new compute level: the Funcs computed here get their lets at its top.
-            let mut inner = Vec::new();
-            let body = infer(*body, ctx, &mut inner)?;
-            Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(insert_lets(inner, body)) })
-        }
-        Stmt::ProducerConsumer { name, is_producer, body } => {
-            Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(infer(*body, ctx, frame)?) })
-        }
-        Stmt::Realize { name, types, bounds, fold, body } => {
-            Ok(Stmt::Realize { name, types, bounds, fold, body: Box::new(infer(*body, ctx, frame)?) })
-        }
-        Stmt::IfThenElse { condition, then_case, else_case } => Ok(Stmt::IfThenElse {
-            condition,
-            then_case: Box::new(infer(*then_case, ctx, frame)?),
-            else_case: match else_case {
-                Some(e) => Some(Box::new(infer(*e, ctx, frame)?)),
-                None => None,
-            },
-        }),
-        other => Ok(other),
-    }
+    })
 }
 
 /// The scope (ranges of loops and lets) from the top of `s` down to the block that
 /// produces `f`.
 pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
-    match s {
+    stack::guard(|| match s {
         Stmt::LetStmt { name, value, body } => {
             let mut inner = scope.clone();
             inner.insert(name.clone(), bounds_of_expr_in_scope(value, scope));
@@ -384,11 +387,11 @@ pub fn scope_to_producer(s: &Stmt, f: &Name, scope: &Scope) -> Option<Scope> {
         Stmt::IfThenElse { then_case, else_case, .. } => scope_to_producer(then_case, f, scope)
             .or_else(|| else_case.as_ref().and_then(|e| scope_to_producer(e, f, scope))),
         _ => None,
-    }
+    })
 }
 
 fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
-    match s {
+    stack::guard(|| match s {
         Stmt::Realize { name, types, fold, body, .. } => {
             let scope = scope_to_producer(&body, &name, &Scope::new()).ok_or_else(|| {
                 Error::internal("bounds_inference", format!("no producer of '{name}' inside its realization"))
@@ -427,7 +430,7 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
             },
         }),
         other => Ok(other),
-    }
+    })
 }
 
 /// Checks, before anything runs, that every input image covers what the pipeline reads.

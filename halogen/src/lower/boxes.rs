@@ -2,6 +2,7 @@
 //! interval arithmetic over its loops and lets (the heart of bounds inference).
 
 use crate::analysis::{bounds_of_expr_in_scope, simplify, substitute, Interval, Scope};
+use crate::ir::stack;
 use crate::ir::{CallKind, Expr, ExprKind, Name, Stmt};
 use std::collections::HashMap;
 
@@ -122,7 +123,7 @@ impl Walker<'_> {
     }
 
     fn expr(&mut self, e: &Expr) {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Let { name, value, body } => {
                 self.expr(value);
                 let iv = bounds_of_expr_in_scope(value, &self.scope);
@@ -139,85 +140,87 @@ impl Walker<'_> {
                 merge(&mut self.out.calls, name, r);
             }
             _ => e.for_each_child(|c| self.expr(c)),
-        }
+        })
     }
 
     fn stmt(&mut self, s: &Stmt) {
-        match s {
-            Stmt::LetStmt { name, value, body } => {
-                self.expr(value);
-                let value = simplify(value);
-                let iv = bounds_of_expr_in_scope(&value, &self.scope);
-                if iv.min.is_some() && iv.min == iv.max {
-                    // A single value: keep the name symbolic inside, so expressions that
-                    // use it twice stay correlated, and substitute it on the way out.
-                    // (The point is the value with enclosing ranges applied, so it only
-                    // names variables from outside the statement.)
-                    let point = iv.min.clone().unwrap();
-                    let old = self.scope.remove(name);
+        stack::guard(|| {
+            match s {
+                Stmt::LetStmt { name, value, body } => {
+                    self.expr(value);
+                    let value = simplify(value);
+                    let iv = bounds_of_expr_in_scope(&value, &self.scope);
+                    if iv.min.is_some() && iv.min == iv.max {
+                        // A single value: keep the name symbolic inside, so expressions that
+                        // use it twice stay correlated, and substitute it on the way out.
+                        // (The point is the value with enclosing ranges applied, so it only
+                        // names variables from outside the statement.)
+                        let point = iv.min.clone().unwrap();
+                        let old = self.scope.remove(name);
+                        self.stmt(body);
+                        self.pop(name, old);
+                        self.substitute_results(name, &point);
+                    } else {
+                        let old = self.push(name, iv);
+                        self.stmt(body);
+                        self.pop(name, old);
+                    }
+                }
+                Stmt::For { name, min, extent, body, .. } => {
+                    self.expr(min);
+                    self.expr(extent);
+                    let lo = bounds_of_expr_in_scope(&simplify(min), &self.scope);
+                    let last = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
+                    let hi = bounds_of_expr_in_scope(&last, &self.scope);
+                    let old = self.push(name, Interval { min: lo.min, max: hi.max });
                     self.stmt(body);
                     self.pop(name, old);
-                    self.substitute_results(name, &point);
-                } else {
-                    let old = self.push(name, iv);
+                }
+                Stmt::Provide { name, values, args } => {
+                    values.iter().chain(args.iter()).for_each(|e| self.expr(e));
+                    if self.only.is_some_and(|o| o != name) {
+                        return;
+                    }
+                    let r = self.region_of(name, args);
+                    merge(&mut self.out.provides, name, r);
+                }
+                Stmt::ProducerConsumer { name, is_producer: true, body } => {
+                    self.caller.push(name.clone());
                     self.stmt(body);
-                    self.pop(name, old);
+                    self.caller.pop();
                 }
-            }
-            Stmt::For { name, min, extent, body, .. } => {
-                self.expr(min);
-                self.expr(extent);
-                let lo = bounds_of_expr_in_scope(&simplify(min), &self.scope);
-                let last = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
-                let hi = bounds_of_expr_in_scope(&last, &self.scope);
-                let old = self.push(name, Interval { min: lo.min, max: hi.max });
-                self.stmt(body);
-                self.pop(name, old);
-            }
-            Stmt::Provide { name, values, args } => {
-                values.iter().chain(args.iter()).for_each(|e| self.expr(e));
-                if self.only.is_some_and(|o| o != name) {
-                    return;
+                Stmt::ProducerConsumer { body, .. } => self.stmt(body),
+                Stmt::Assert { condition, .. } => self.expr(condition),
+                Stmt::Realize { bounds, body, .. } => {
+                    for b in bounds {
+                        self.expr(&b.min);
+                        self.expr(&b.extent);
+                    }
+                    self.stmt(body)
                 }
-                let r = self.region_of(name, args);
-                merge(&mut self.out.provides, name, r);
-            }
-            Stmt::ProducerConsumer { name, is_producer: true, body } => {
-                self.caller.push(name.clone());
-                self.stmt(body);
-                self.caller.pop();
-            }
-            Stmt::ProducerConsumer { body, .. } => self.stmt(body),
-            Stmt::Assert { condition, .. } => self.expr(condition),
-            Stmt::Realize { bounds, body, .. } => {
-                for b in bounds {
-                    self.expr(&b.min);
-                    self.expr(&b.extent);
+                Stmt::Store { value, index, predicate, .. } => {
+                    self.expr(value);
+                    self.expr(index);
+                    if let Some(p) = predicate {
+                        self.expr(p)
+                    }
                 }
-                self.stmt(body)
-            }
-            Stmt::Store { value, index, predicate, .. } => {
-                self.expr(value);
-                self.expr(index);
-                if let Some(p) = predicate {
-                    self.expr(p)
+                Stmt::Allocate { extents, body, .. } => {
+                    extents.iter().for_each(|e| self.expr(e));
+                    self.stmt(body)
                 }
-            }
-            Stmt::Allocate { extents, body, .. } => {
-                extents.iter().for_each(|e| self.expr(e));
-                self.stmt(body)
-            }
-            Stmt::Free { .. } => {}
-            Stmt::Block(v) => v.iter().for_each(|c| self.stmt(c)),
-            Stmt::IfThenElse { condition, then_case, else_case } => {
-                self.expr(condition);
-                self.stmt(then_case);
-                if let Some(e) = else_case {
-                    self.stmt(e)
+                Stmt::Free { .. } => {}
+                Stmt::Block(v) => v.iter().for_each(|c| self.stmt(c)),
+                Stmt::IfThenElse { condition, then_case, else_case } => {
+                    self.expr(condition);
+                    self.stmt(then_case);
+                    if let Some(e) = else_case {
+                        self.stmt(e)
+                    }
                 }
+                Stmt::Evaluate(e) => self.expr(e),
             }
-            Stmt::Evaluate(e) => self.expr(e),
-        }
+        })
     }
 }
 

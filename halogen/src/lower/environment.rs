@@ -4,6 +4,7 @@
 
 use crate::analysis::substitute_map;
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{
     BinOp, CallKind, Expr, ExprKind, FuncId, Intrinsic, Mutator, Name, ReductionRef, Type, VarBinding, Visitor,
 };
@@ -159,24 +160,26 @@ struct Inliner<'a> {
 
 impl Mutator for Inliner<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        if let Some((_, r)) = self.memo.get(&e.ptr()) {
-            return r.clone();
-        }
-        let out = match e.kind() {
-            ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } }
-                if self.inlined.contains_key(name) =>
-            {
-                let (params, values) = &self.inlined[name];
-                let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
-                let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
-                let body = substitute_map(&map, &values[*value_index]);
-                // The body may call other inlined Funcs.
-                self.mutate_expr(&body)
+        stack::guard(|| {
+            if let Some((_, r)) = self.memo.get(&e.ptr()) {
+                return r.clone();
             }
-            _ => crate::ir::mutate_expr_children(self, e),
-        };
-        self.memo.insert(e.ptr(), (e.clone(), out.clone()));
-        out
+            let out = match e.kind() {
+                ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } }
+                    if self.inlined.contains_key(name) =>
+                {
+                    let (params, values) = &self.inlined[name];
+                    let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
+                    let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
+                    let body = substitute_map(&map, &values[*value_index]);
+                    // The body may call other inlined Funcs.
+                    self.mutate_expr(&body)
+                }
+                _ => crate::ir::mutate_expr_children(self, e),
+            };
+            self.memo.insert(e.ptr(), (e.clone(), out.clone()));
+            out
+        })
     }
 }
 
@@ -512,24 +515,29 @@ fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Resu
         order: &mut Vec<Name>,
         path: &mut Vec<Name>,
     ) -> Result<()> {
-        match marks.get(n) {
-            Some(Mark::Done) => return Ok(()),
-            Some(Mark::Visiting) => {
-                path.push(n.clone());
-                let names: Vec<&str> = path.iter().map(|p| &**p).collect();
-                return Err(Error::Definition(format!("the Funcs call each other in a cycle: {}", names.join(" -> "))));
+        stack::guard(|| {
+            match marks.get(n) {
+                Some(Mark::Done) => return Ok(()),
+                Some(Mark::Visiting) => {
+                    path.push(n.clone());
+                    let names: Vec<&str> = path.iter().map(|p| &**p).collect();
+                    return Err(Error::Definition(format!(
+                        "the Funcs call each other in a cycle: {}",
+                        names.join(" -> ")
+                    )));
+                }
+                None => {}
             }
-            None => {}
-        }
-        marks.insert(n.clone(), Mark::Visiting);
-        path.push(n.clone());
-        for c in callees(&funcs[n]) {
-            visit(&c, funcs, marks, order, path)?;
-        }
-        path.pop();
-        marks.insert(n.clone(), Mark::Done);
-        order.push(n.clone());
-        Ok(())
+            marks.insert(n.clone(), Mark::Visiting);
+            path.push(n.clone());
+            for c in callees(&funcs[n]) {
+                visit(&c, funcs, marks, order, path)?;
+            }
+            path.pop();
+            marks.insert(n.clone(), Mark::Done);
+            order.push(n.clone());
+            Ok(())
+        })
     }
     let mut marks = HashMap::new();
     let mut order = Vec::new();

@@ -18,6 +18,7 @@
 //! work, so the result is always correct.
 
 use crate::analysis::{free_vars, substitute_map};
+use crate::ir::stack;
 use crate::ir::{mutate_stmt_children, BinOp, Expr, ExprKind, ExprNode, ForKind, Mutator, Name, Stmt, Type};
 use std::collections::{HashMap, HashSet};
 
@@ -133,23 +134,27 @@ impl Analysis {
 
     /// `e` with the loop's lets substituted, so that it means the same outside the loop.
     fn expand(&self, e: &Expr, depth: usize) -> Expr {
-        let mut map = HashMap::new();
-        for v in free_vars(e) {
-            if let Some(i) = self.lookup(&v, depth) {
-                map.insert(v, self.expand(&self.lets[i].1.clone(), i));
+        stack::guard(|| {
+            let mut map = HashMap::new();
+            for v in free_vars(e) {
+                if let Some(i) = self.lookup(&v, depth) {
+                    map.insert(v, self.expand(&self.lets[i].1.clone(), i));
+                }
             }
-        }
-        substitute_map(&map, e)
+            substitute_map(&map, e)
+        })
     }
 
     fn affine(&mut self, e: &Expr, depth: usize) -> Option<Affine> {
-        let key = (e.ptr(), self.scope(depth));
-        if let Some((_, r)) = self.affine_memo.get(&key) {
-            return r.clone();
-        }
-        let r = self.affine_uncached(e, depth);
-        self.affine_memo.insert(key, (e.clone(), r.clone()));
-        r
+        stack::guard(|| {
+            let key = (e.ptr(), self.scope(depth));
+            if let Some((_, r)) = self.affine_memo.get(&key) {
+                return r.clone();
+            }
+            let r = self.affine_uncached(e, depth);
+            self.affine_memo.insert(key, (e.clone(), r.clone()));
+            r
+        })
     }
 
     fn affine_uncached(&mut self, e: &Expr, depth: usize) -> Option<Affine> {
@@ -254,7 +259,7 @@ impl Analysis {
 
     /// Records the bounds of every qualifying `min`/`max` in `e`.
     fn collect_expr(&mut self, e: &Expr, depth: usize) {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Let { name, value, body } => {
                 self.collect_expr(value, depth);
                 self.push_let(name, value);
@@ -274,25 +279,27 @@ impl Analysis {
                 e.for_each_child(|c| self.collect_expr(c, depth));
             }
             _ => e.for_each_child(|c| self.collect_expr(c, depth)),
-        }
+        })
     }
 
     fn collect_stmt(&mut self, s: &Stmt) {
-        let depth = self.lets.len();
-        match s {
-            Stmt::LetStmt { name, value, body } => {
-                self.collect_expr(value, depth);
-                self.push_let(name, value);
-                self.collect_stmt(body);
-                self.pop_let();
+        stack::guard(|| {
+            let depth = self.lets.len();
+            match s {
+                Stmt::LetStmt { name, value, body } => {
+                    self.collect_expr(value, depth);
+                    self.push_let(name, value);
+                    self.collect_stmt(body);
+                    self.pop_let();
+                }
+                _ => {
+                    let (mut stmts, mut exprs) = (Vec::new(), Vec::new());
+                    s.for_each_child(|c| stmts.push(c.clone()), |e| exprs.push(e.clone()));
+                    exprs.iter().for_each(|e| self.collect_expr(e, depth));
+                    stmts.iter().for_each(|c| self.collect_stmt(c));
+                }
             }
-            _ => {
-                let (mut stmts, mut exprs) = (Vec::new(), Vec::new());
-                s.for_each_child(|c| stmts.push(c.clone()), |e| exprs.push(e.clone()));
-                exprs.iter().for_each(|e| self.collect_expr(e, depth));
-                stmts.iter().for_each(|c| self.collect_stmt(c));
-            }
-        }
+        })
     }
 }
 
@@ -318,27 +325,29 @@ struct Steady<'a> {
 
 impl Steady<'_> {
     fn expr(&mut self, e: &Expr) -> Expr {
-        let depth = self.analysis.lets.len();
-        let key = (e.ptr(), self.analysis.scope(depth));
-        if let Some((_, r)) = self.memo.get(&key) {
-            return r.clone();
-        }
-        let r = match e.kind() {
-            ExprKind::Let { name, value, body } => {
-                let new_value = self.expr(value);
-                self.analysis.push_let(name, value);
-                let new_body = self.expr(body);
-                self.analysis.pop_let();
-                Expr::let_in(name.clone(), new_value, new_body)
+        stack::guard(|| {
+            let depth = self.analysis.lets.len();
+            let key = (e.ptr(), self.analysis.scope(depth));
+            if let Some((_, r)) = self.memo.get(&key) {
+                return r.clone();
             }
-            ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => match self.analysis.candidate(e, depth) {
-                Some(c) => self.expr(if c.likely == 0 { a } else { b }),
-                None => e.map_children(|c| self.expr(c)),
-            },
-            _ => e.map_children(|c| self.expr(c)),
-        };
-        self.memo.insert(key, (e.clone(), r.clone()));
-        r
+            let r = match e.kind() {
+                ExprKind::Let { name, value, body } => {
+                    let new_value = self.expr(value);
+                    self.analysis.push_let(name, value);
+                    let new_body = self.expr(body);
+                    self.analysis.pop_let();
+                    Expr::let_in(name.clone(), new_value, new_body)
+                }
+                ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => match self.analysis.candidate(e, depth) {
+                    Some(c) => self.expr(if c.likely == 0 { a } else { b }),
+                    None => e.map_children(|c| self.expr(c)),
+                },
+                _ => e.map_children(|c| self.expr(c)),
+            };
+            self.memo.insert(key, (e.clone(), r.clone()));
+            r
+        })
     }
 }
 
@@ -348,7 +357,7 @@ impl Mutator for Steady<'_> {
     }
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
+        stack::guard(|| match s {
             Stmt::LetStmt { name, value, body } => {
                 let new_value = self.expr(value);
                 self.analysis.push_let(name, value);
@@ -357,7 +366,7 @@ impl Mutator for Steady<'_> {
                 Stmt::let_stmt(name.clone(), new_value, new_body)
             }
             _ => mutate_stmt_children(self, s),
-        }
+        })
     }
 }
 

@@ -6,6 +6,7 @@ use super::environment::{FuncInfo, StageDef};
 use super::LowerCtx;
 use crate::analysis::{expr_uses_var, substitute_map};
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, Stmt, Type, VectorTail, Visitor};
 use crate::schedule::{LoopLevel, Split, TailStrategy};
 use std::collections::{HashMap, HashSet};
@@ -396,7 +397,7 @@ fn inject_in_loop(
     pick: &dyn Fn(&Stmt) -> bool,
     wrap: &mut dyn FnMut(Stmt) -> Stmt,
 ) -> bool {
-    match s {
+    stack::guard(|| match s {
         Stmt::For { name, body, .. } => {
             if let Some(info) = loops.get(name) {
                 if info.func == *func && info.short == *var && pick(body) {
@@ -417,11 +418,11 @@ fn inject_in_loop(
                 || else_case.as_mut().is_some_and(|e| inject_in_loop(e, loops, func, var, pick, wrap))
         }
         _ => false,
-    }
+    })
 }
 
 fn contains_producer(s: &Stmt, f: &Name) -> bool {
-    match s {
+    stack::guard(|| match s {
         Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
         Stmt::For { body, .. }
         | Stmt::LetStmt { body, .. }
@@ -433,7 +434,7 @@ fn contains_producer(s: &Stmt, f: &Name) -> bool {
             contains_producer(then_case, f) || else_case.as_ref().is_some_and(|e| contains_producer(e, f))
         }
         _ => false,
-    }
+    })
 }
 
 fn level_text(l: &LoopLevel) -> String {
@@ -520,21 +521,23 @@ fn check_uses_inside(s: &Stmt, env: &super::environment::Environment) -> Result<
     }
     impl Visitor for Check<'_> {
         fn visit_stmt(&mut self, s: &Stmt) {
-            if let Stmt::ProducerConsumer { name, is_producer, body } = s {
-                if *is_producer {
-                    self.current.push(name.clone());
-                    self.available.push(name.clone());
-                    self.visit_stmt(body);
-                    self.available.pop();
-                    self.current.pop();
-                } else {
-                    self.available.push(name.clone());
-                    self.visit_stmt(body);
-                    self.available.pop();
+            stack::guard(|| {
+                if let Stmt::ProducerConsumer { name, is_producer, body } = s {
+                    if *is_producer {
+                        self.current.push(name.clone());
+                        self.available.push(name.clone());
+                        self.visit_stmt(body);
+                        self.available.pop();
+                        self.current.pop();
+                    } else {
+                        self.available.push(name.clone());
+                        self.visit_stmt(body);
+                        self.available.pop();
+                    }
+                    return;
                 }
-                return;
-            }
-            crate::ir::walk_stmt(self, s)
+                crate::ir::walk_stmt(self, s)
+            })
         }
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {

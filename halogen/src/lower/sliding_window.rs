@@ -8,6 +8,7 @@ use super::environment::Environment;
 use super::storage_folding::fold_for;
 use crate::analysis::{expr_uses_var, simplify, substitute};
 use crate::error::Result;
+use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, ForKind, Name, Stmt, Type};
 use crate::schedule::Split;
 use std::collections::HashMap;
@@ -67,34 +68,36 @@ impl Direction {
 /// window like `min(base + yi, last) + 2` only moves forwards, which the simplifier's
 /// prover cannot do through the clamp a split puts on its loop variable.
 fn direction(e: &Expr, var: &str) -> Direction {
-    use Direction::*;
-    if !expr_uses_var(e, var) {
-        return Constant;
-    }
-    let signed = |c: &Expr, d: Direction| match c.as_int() {
-        Some(0) => Constant,
-        Some(k) if k > 0 => d,
-        Some(_) => d.flip(),
-        None => Unknown,
-    };
-    match e.kind() {
-        ExprKind::Var { name, .. } if **name == *var => Increasing,
-        ExprKind::Binary(op, a, b) => match op {
-            BinOp::Add => direction(a, var).join(direction(b, var)),
-            BinOp::Sub => direction(a, var).join(direction(b, var).flip()),
-            BinOp::Min | BinOp::Max => direction(a, var).join(direction(b, var)),
-            BinOp::Mul if !expr_uses_var(b, var) => signed(b, direction(a, var)),
-            BinOp::Mul if !expr_uses_var(a, var) => signed(a, direction(b, var)),
-            // Floor division by a positive constant keeps the order.
-            BinOp::Div if e.ty().is_int_or_uint() && !expr_uses_var(b, var) => signed(b, direction(a, var)),
-            _ => Unknown,
-        },
-        ExprKind::Cast(a) if e.ty().is_int_or_uint() && a.ty().is_int_or_uint() && e.ty().bits >= a.ty().bits => {
-            direction(a, var)
+    stack::guard(|| {
+        use Direction::*;
+        if !expr_uses_var(e, var) {
+            return Constant;
         }
-        ExprKind::Select(c, a, b) if !expr_uses_var(c, var) => direction(a, var).join(direction(b, var)),
-        _ => Unknown,
-    }
+        let signed = |c: &Expr, d: Direction| match c.as_int() {
+            Some(0) => Constant,
+            Some(k) if k > 0 => d,
+            Some(_) => d.flip(),
+            None => Unknown,
+        };
+        match e.kind() {
+            ExprKind::Var { name, .. } if **name == *var => Increasing,
+            ExprKind::Binary(op, a, b) => match op {
+                BinOp::Add => direction(a, var).join(direction(b, var)),
+                BinOp::Sub => direction(a, var).join(direction(b, var).flip()),
+                BinOp::Min | BinOp::Max => direction(a, var).join(direction(b, var)),
+                BinOp::Mul if !expr_uses_var(b, var) => signed(b, direction(a, var)),
+                BinOp::Mul if !expr_uses_var(a, var) => signed(a, direction(b, var)),
+                // Floor division by a positive constant keeps the order.
+                BinOp::Div if e.ty().is_int_or_uint() && !expr_uses_var(b, var) => signed(b, direction(a, var)),
+                _ => Unknown,
+            },
+            ExprKind::Cast(a) if e.ty().is_int_or_uint() && a.ty().is_int_or_uint() && e.ty().bits >= a.ty().bits => {
+                direction(a, var)
+            }
+            ExprKind::Select(c, a, b) if !expr_uses_var(c, var) => direction(a, var).join(direction(b, var)),
+            _ => Unknown,
+        }
+    })
 }
 
 /// The leading chain of lets of a loop body.
@@ -192,41 +195,43 @@ impl Slider<'_> {
     /// Finds the loop that computes `f` below its Realize and slides `f` there if it can.
     /// Returns whether the producer was found.
     fn visit(&mut self, s: &mut Stmt, f: &Name, loops: &mut Vec<EnclosingLoop>) -> bool {
-        match s {
-            Stmt::For { name, min, kind, body, .. } => {
-                loops.push(EnclosingLoop { name: name.clone(), min: min.clone(), kind: *kind });
-                // Bounds inference put the bounds of the Funcs computed here at the top of
-                // the loop's body.
-                let prefix = super::schedule_functions::stage_prefix(f, 0);
-                let here = let_chain(body).iter().any(|(n, _)| n.starts_with(&prefix));
-                let found = if here {
-                    let serial = loops.iter().all(|l| matches!(l.kind, ForKind::Serial | ForKind::Unrolled));
-                    let l = loops.last().unwrap();
-                    if l.kind == ForKind::Serial && serial {
-                        let l = EnclosingLoop { name: l.name.clone(), min: l.min.clone(), kind: l.kind };
-                        self.slide_lets(body, f, &l);
-                    }
-                    true
-                } else {
+        stack::guard(|| {
+            match s {
+                Stmt::For { name, min, kind, body, .. } => {
+                    loops.push(EnclosingLoop { name: name.clone(), min: min.clone(), kind: *kind });
+                    // Bounds inference put the bounds of the Funcs computed here at the top of
+                    // the loop's body.
+                    let prefix = super::schedule_functions::stage_prefix(f, 0);
+                    let here = let_chain(body).iter().any(|(n, _)| n.starts_with(&prefix));
+                    let found = if here {
+                        let serial = loops.iter().all(|l| matches!(l.kind, ForKind::Serial | ForKind::Unrolled));
+                        let l = loops.last().unwrap();
+                        if l.kind == ForKind::Serial && serial {
+                            let l = EnclosingLoop { name: l.name.clone(), min: l.min.clone(), kind: l.kind };
+                            self.slide_lets(body, f, &l);
+                        }
+                        true
+                    } else {
+                        self.visit(body, f, loops)
+                    };
+                    loops.pop();
+                    found
+                }
+                Stmt::Block(v) => v.iter_mut().any(|c| self.visit(c, f, loops)),
+                Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
+                Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::LetStmt { body, .. } => {
                     self.visit(body, f, loops)
-                };
-                loops.pop();
-                found
+                }
+                Stmt::IfThenElse { then_case, else_case, .. } => {
+                    self.visit(then_case, f, loops) || else_case.as_mut().is_some_and(|e| self.visit(e, f, loops))
+                }
+                _ => false,
             }
-            Stmt::Block(v) => v.iter_mut().any(|c| self.visit(c, f, loops)),
-            Stmt::ProducerConsumer { name, is_producer: true, .. } if name == f => true,
-            Stmt::ProducerConsumer { body, .. } | Stmt::Realize { body, .. } | Stmt::LetStmt { body, .. } => {
-                self.visit(body, f, loops)
-            }
-            Stmt::IfThenElse { then_case, else_case, .. } => {
-                self.visit(then_case, f, loops) || else_case.as_mut().is_some_and(|e| self.visit(e, f, loops))
-            }
-            _ => false,
-        }
+        })
     }
 
     fn walk(&mut self, s: &mut Stmt) {
-        match s {
+        stack::guard(|| match s {
             Stmt::Realize { name, bounds, fold, body, .. } => {
                 let f = name.clone();
                 let mut loops = Vec::new();
@@ -248,7 +253,7 @@ impl Slider<'_> {
                 }
             }
             _ => {}
-        }
+        })
     }
 }
 

@@ -10,6 +10,7 @@
 
 use crate::analysis::simplify;
 use crate::error::Result;
+use crate::ir::stack;
 use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Stmt};
 
 pub use crate::ir::VectorTail;
@@ -28,13 +29,13 @@ impl Mutator for Assume<'_> {
     }
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
+        stack::guard(|| match s {
             Stmt::LetStmt { name, body, .. } => match self.tails.iter().find(|t| t.var == *name) {
                 Some(t) => Stmt::let_stmt(name.clone(), t.unclamped.clone(), self.mutate_stmt(body)),
                 None => mutate_stmt_children(self, s),
             },
             _ => mutate_stmt_children(self, s),
-        }
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::environment::{buffer_name, buffer_names, Environment};
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{
     mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, Fold, MsgPart, Mutator, Name, Stmt, Type,
 };
@@ -58,7 +59,7 @@ impl Flatten<'_> {
 
 impl Mutator for Flatten<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Call { name, args, kind: CallKind::Func { value_index, tuple, .. } } => {
                 let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
                 let buf = buffer_name(name, *value_index, *tuple);
@@ -71,91 +72,102 @@ impl Mutator for Flatten<'_> {
                 Expr::load(e.ty(), name.clone(), index, None)
             }
             _ => mutate_expr_children(self, e),
-        }
+        })
     }
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::Realize { name, types, bounds, fold, body } => {
-                let f = &self.env.funcs[name];
-                let fold = *fold;
-                let old = self.internal.insert(name.clone(), fold);
-                let body = self.mutate_stmt(body);
-                match old {
-                    Some(o) => self.internal.insert(name.clone(), o),
-                    None => self.internal.remove(name),
-                };
-                let dims = bounds.len();
-                // Storage order: the user's, else the definition's (dimension 0 innermost).
-                let order: Vec<usize> = if f.schedule.storage_order.is_empty() {
-                    (0..dims).collect()
-                } else {
-                    let mut o: Vec<usize> =
-                        f.schedule.storage_order.iter().filter_map(|v| f.args.iter().position(|a| a == v)).collect();
-                    for d in 0..dims {
-                        if !o.contains(&d) {
-                            o.push(d);
+        stack::guard(|| {
+            match s {
+                Stmt::Realize { name, types, bounds, fold, body } => {
+                    let f = &self.env.funcs[name];
+                    let fold = *fold;
+                    let old = self.internal.insert(name.clone(), fold);
+                    let body = self.mutate_stmt(body);
+                    match old {
+                        Some(o) => self.internal.insert(name.clone(), o),
+                        None => self.internal.remove(name),
+                    };
+                    let dims = bounds.len();
+                    // Storage order: the user's, else the definition's (dimension 0 innermost).
+                    let order: Vec<usize> = if f.schedule.storage_order.is_empty() {
+                        (0..dims).collect()
+                    } else {
+                        let mut o: Vec<usize> = f
+                            .schedule
+                            .storage_order
+                            .iter()
+                            .filter_map(|v| f.args.iter().position(|a| a == v))
+                            .collect();
+                        for d in 0..dims {
+                            if !o.contains(&d) {
+                                o.push(d);
+                            }
                         }
+                        o
+                    };
+                    let alloc_extent = |d: usize| match fold {
+                        Some(fo) if fo.dim == d => Expr::i32(fo.factor),
+                        _ => sym(name, "extent", d),
+                    };
+                    let extents: Vec<Expr> = order.iter().map(|&d| alloc_extent(d)).collect();
+                    let mut out = body;
+                    for (i, buf) in buffer_names(name, types.len()).into_iter().enumerate().rev() {
+                        out = Stmt::Allocate { name: buf, ty: types[i], extents: extents.clone(), body: Box::new(out) };
                     }
-                    o
-                };
-                let alloc_extent = |d: usize| match fold {
-                    Some(fo) if fo.dim == d => Expr::i32(fo.factor),
-                    _ => sym(name, "extent", d),
-                };
-                let extents: Vec<Expr> = order.iter().map(|&d| alloc_extent(d)).collect();
-                let mut out = body;
-                for (i, buf) in buffer_names(name, types.len()).into_iter().enumerate().rev() {
-                    out = Stmt::Allocate { name: buf, ty: types[i], extents: extents.clone(), body: Box::new(out) };
+                    // Strides follow the storage order; wrap the lets from the inside out.
+                    let mut lets: Vec<(String, Expr)> = Vec::new();
+                    for (d, r) in bounds.iter().enumerate() {
+                        lets.push((format!("{name}.min.{d}"), r.min.clone()));
+                        lets.push((format!("{name}.extent.{d}"), r.extent.clone()));
+                    }
+                    let mut stride = Expr::i32(1);
+                    for &d in &order {
+                        lets.push((format!("{name}.stride.{d}"), stride.clone()));
+                        stride = Expr::mul(sym(name, "stride", d), alloc_extent(d));
+                    }
+                    for (n, v) in lets.into_iter().rev() {
+                        out = Stmt::let_stmt(n, v, out);
+                    }
+                    out
                 }
-                // Strides follow the storage order; wrap the lets from the inside out.
-                let mut lets: Vec<(String, Expr)> = Vec::new();
-                for (d, r) in bounds.iter().enumerate() {
-                    lets.push((format!("{name}.min.{d}"), r.min.clone()));
-                    lets.push((format!("{name}.extent.{d}"), r.extent.clone()));
+                Stmt::Provide { name, values, args } => {
+                    let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
+                    let values: Vec<Expr> = values.iter().map(|v| self.mutate_expr(v)).collect();
+                    let index = self.index(name, &args, false);
+                    let bufs = buffer_names(name, values.len());
+                    if values.len() == 1 {
+                        return Stmt::Store {
+                            buffer: bufs[0].clone(),
+                            value: values[0].clone(),
+                            index,
+                            predicate: None,
+                        };
+                    }
+                    // Every value of a tuple is computed before any is stored, since later
+                    // values may read earlier ones at the same site.
+                    self.counter += 1;
+                    let names: Vec<String> =
+                        (0..values.len()).map(|i| format!("{name}.value{}.{i}", self.counter)).collect();
+                    let stores: Vec<Stmt> = bufs
+                        .iter()
+                        .zip(&names)
+                        .zip(&values)
+                        .map(|((b, n), v)| Stmt::Store {
+                            buffer: b.clone(),
+                            value: Expr::var(v.ty(), n.as_str()),
+                            index: index.clone(),
+                            predicate: None,
+                        })
+                        .collect();
+                    let mut out = Stmt::block(stores);
+                    for (n, v) in names.iter().zip(values).rev() {
+                        out = Stmt::let_stmt(n.as_str(), v, out);
+                    }
+                    out
                 }
-                let mut stride = Expr::i32(1);
-                for &d in &order {
-                    lets.push((format!("{name}.stride.{d}"), stride.clone()));
-                    stride = Expr::mul(sym(name, "stride", d), alloc_extent(d));
-                }
-                for (n, v) in lets.into_iter().rev() {
-                    out = Stmt::let_stmt(n, v, out);
-                }
-                out
+                _ => mutate_stmt_children(self, s),
             }
-            Stmt::Provide { name, values, args } => {
-                let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
-                let values: Vec<Expr> = values.iter().map(|v| self.mutate_expr(v)).collect();
-                let index = self.index(name, &args, false);
-                let bufs = buffer_names(name, values.len());
-                if values.len() == 1 {
-                    return Stmt::Store { buffer: bufs[0].clone(), value: values[0].clone(), index, predicate: None };
-                }
-                // Every value of a tuple is computed before any is stored, since later
-                // values may read earlier ones at the same site.
-                self.counter += 1;
-                let names: Vec<String> =
-                    (0..values.len()).map(|i| format!("{name}.value{}.{i}", self.counter)).collect();
-                let stores: Vec<Stmt> = bufs
-                    .iter()
-                    .zip(&names)
-                    .zip(&values)
-                    .map(|((b, n), v)| Stmt::Store {
-                        buffer: b.clone(),
-                        value: Expr::var(v.ty(), n.as_str()),
-                        index: index.clone(),
-                        predicate: None,
-                    })
-                    .collect();
-                let mut out = Stmt::block(stores);
-                for (n, v) in names.iter().zip(values).rev() {
-                    out = Stmt::let_stmt(n.as_str(), v, out);
-                }
-                out
-            }
-            _ => mutate_stmt_children(self, s),
-        }
+        })
     }
 }
 

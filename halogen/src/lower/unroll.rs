@@ -3,6 +3,7 @@
 
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{mutate_stmt_children, Expr, ForKind, Mutator, Stmt};
 use crate::schedule::MAX_UNROLL;
 
@@ -12,27 +13,31 @@ struct Unroll {
 
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body, .. } = s {
-            let body = self.mutate_stmt(body);
-            let n = simplify(extent).as_int();
-            let Some(n) = n else {
-                self.error.get_or_insert(Error::Schedule(format!(
+        stack::guard(|| {
+            if let Stmt::For { name, min, extent, kind: ForKind::Unrolled, body, .. } = s {
+                let body = self.mutate_stmt(body);
+                let n = simplify(extent).as_int();
+                let Some(n) = n else {
+                    self.error.get_or_insert(Error::Schedule(format!(
                     "unroll: loop '{name}' has extent '{extent}', which is not a constant; split it by a constant factor first"
                 )));
-                return s.clone();
-            };
-            if n > i64::from(MAX_UNROLL) {
-                self.error.get_or_insert(Error::Schedule(format!(
-                    "unroll: loop '{name}' has {n} iterations, over {MAX_UNROLL}: an unrolled loop repeats its body once per iteration in the generated code; split it and unroll the inner loop"
-                )));
-                return s.clone();
+                    return s.clone();
+                };
+                if n > i64::from(MAX_UNROLL) {
+                    self.error.get_or_insert(Error::Schedule(format!(
+                        "unroll: loop '{name}' has {n} iterations, over {MAX_UNROLL}: an unrolled loop repeats its body once per iteration in the generated code; split it and unroll the inner loop"
+                    )));
+                    return s.clone();
+                }
+                let copies = (0..n.max(0))
+                    .map(|i| {
+                        Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone())
+                    })
+                    .collect();
+                return Stmt::block(copies);
             }
-            let copies = (0..n.max(0))
-                .map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone()))
-                .collect();
-            return Stmt::block(copies);
-        }
-        mutate_stmt_children(self, s)
+            mutate_stmt_children(self, s)
+        })
     }
 }
 

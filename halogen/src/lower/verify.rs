@@ -12,6 +12,7 @@
 //! A failure is an internal error naming the pass, with an excerpt of the IR.
 
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, MsgPart, Name, Stmt, Type, VarBinding};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -114,155 +115,159 @@ impl Verifier<'_> {
     /// Checks `e` and its children: the rules of each node kind are the type rules of the
     /// constructors in `ir::expr`.
     fn expr(&mut self, e: &Expr) {
-        if self.error.is_some() {
-            return;
-        }
-        let t = e.ty();
-        match e.kind() {
-            ExprKind::IntImm(_) => {
-                self.check(t.is_scalar() && (t.is_int_or_uint() || t.is_bool()), || {
-                    format!("integer constant '{e}' has type {t}")
-                });
+        stack::guard(|| {
+            if self.error.is_some() {
+                return;
             }
-            ExprKind::FloatImm(_) => {
-                self.check(t.is_scalar() && t.is_float(), || format!("float constant '{e}' has type {t}"));
-            }
-            ExprKind::Var { name, binding: VarBinding::Plain } => match self.lookup(name) {
-                Some(bt) => {
-                    self.check(bt == t, || format!("variable '{name}' is used as {t} but its let or loop binds a {bt}"))
+            let t = e.ty();
+            match e.kind() {
+                ExprKind::IntImm(_) => {
+                    self.check(t.is_scalar() && (t.is_int_or_uint() || t.is_bool()), || {
+                        format!("integer constant '{e}' has type {t}")
+                    });
                 }
-                None if self.phase >= Phase::BoundsInferred => {
-                    self.fail(format!("variable '{name}' is used outside any let or loop that binds it"))
+                ExprKind::FloatImm(_) => {
+                    self.check(t.is_scalar() && t.is_float(), || format!("float constant '{e}' has type {t}"));
                 }
-                None => {}
-            },
-            ExprKind::Var { .. } => {}
-            ExprKind::Cast(a) => {
-                self.check(a.ty().lanes == t.lanes, || {
-                    format!("cast from {} to {t} changes the lanes in '{e}'", a.ty())
-                });
-                self.expr(a);
-            }
-            ExprKind::Binary(op, a, b) => {
-                if a.ty() != b.ty() {
-                    self.fail(format!("operands of {op:?} differ in type: {} and {} in '{e}'", a.ty(), b.ty()));
-                } else if t != a.ty() {
-                    self.fail(format!("{op:?} of {} operands has type {t} in '{e}'", a.ty()));
-                } else if matches!(op, BinOp::And | BinOp::Or) && !t.is_bool() {
-                    self.fail(format!("operands of {op:?} are {t}, not bool, in '{e}'"));
-                }
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Cmp(op, a, b) => {
-                if a.ty() != b.ty() {
-                    self.fail(format!("operands of {op:?} differ in type: {} and {} in '{e}'", a.ty(), b.ty()));
-                } else if t != Type::bool().with_lanes(a.ty().lanes) {
-                    self.fail(format!(
-                        "comparison of {} operands has type {t}, not bool of their lanes, in '{e}'",
-                        a.ty()
-                    ));
-                }
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Not(a) => {
-                self.check(a.ty().is_bool() && a.ty() == t, || format!("not of {} has type {t} in '{e}'", a.ty()));
-                self.expr(a);
-            }
-            ExprKind::Select(c, a, b) => {
-                let ct = c.ty();
-                if !ct.is_bool() || (ct.lanes != 1 && ct.lanes != t.lanes) {
-                    self.fail(format!("select condition is {ct}, not bool of 1 or {} lanes, in '{e}'", t.lanes));
-                } else if a.ty() != b.ty() || a.ty() != t {
-                    self.fail(format!("select sides are {} and {} for a {t} result in '{e}'", a.ty(), b.ty()));
-                }
-                self.expr(c);
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Load { buffer, index, predicate } => {
-                let it = index.ty();
-                if it.element() != Type::i32() || it.lanes != t.lanes {
-                    self.fail(format!("load index is {it}, not int32 of the value's {} lanes, in '{e}'", t.lanes));
-                } else if let Some(p) = predicate.as_ref().filter(|p| p.ty() != Type::bool().with_lanes(t.lanes)) {
-                    self.fail(format!("load predicate is {}, not bool of {} lanes, in '{e}'", p.ty(), t.lanes));
-                } else {
-                    self.check_buffer("load from", buffer, t.element());
-                }
-                self.expr(index);
-                if let Some(p) = predicate {
-                    self.expr(p);
-                }
-            }
-            ExprKind::Ramp { base, stride, lanes } => {
-                if !base.ty().is_scalar() || stride.ty() != base.ty() {
-                    self.fail(format!(
-                        "ramp base {} and stride {} are not one scalar type in '{e}'",
-                        base.ty(),
-                        stride.ty()
-                    ));
-                } else if *lanes < 2 || t != base.ty().with_lanes(*lanes) {
-                    self.fail(format!("ramp of {lanes} lanes has type {t} in '{e}'"));
-                }
-                self.expr(base);
-                self.expr(stride);
-            }
-            ExprKind::Broadcast { value, lanes } => {
-                if !value.ty().is_scalar() || t != value.ty().with_lanes(*lanes) {
-                    self.fail(format!("broadcast of {} to {lanes} lanes has type {t} in '{e}'", value.ty()));
-                }
-                self.expr(value);
-            }
-            ExprKind::Let { name, value, body } => {
-                self.check(body.ty() == t, || format!("let has type {t} but its body {} in '{e}'", body.ty()));
-                self.expr(value);
-                self.bound.push((name.clone(), value.ty()));
-                self.expr(body);
-                self.bound.pop();
-            }
-            ExprKind::Call { name, args, kind } => {
-                match kind {
-                    CallKind::Func { .. } | CallKind::Image if self.phase >= Phase::Flattened => {
-                        self.fail(format!("call to '{name}' remains after storage flattening in '{e}'"));
+                ExprKind::Var { name, binding: VarBinding::Plain } => match self.lookup(name) {
+                    Some(bt) => self.check(bt == t, || {
+                        format!("variable '{name}' is used as {t} but its let or loop binds a {bt}")
+                    }),
+                    None if self.phase >= Phase::BoundsInferred => {
+                        self.fail(format!("variable '{name}' is used outside any let or loop that binds it"))
                     }
-                    CallKind::Func { value_index, tuple, .. } => {
-                        // The IR knows a Func by id only; its value types come from the pipeline.
-                        if let Some(types) = self.func_types.get(name) {
-                            match types.get(*value_index).copied() {
-                                None => self.fail(format!(
-                                    "call to value {value_index} of '{name}', which has {} values",
-                                    types.len()
-                                )),
-                                Some(vt) if vt != t => {
-                                    self.fail(format!("call to value {value_index} of '{name}', a {vt}, has type {t}"))
-                                }
-                                Some(_) if *tuple != (types.len() > 1) => self.fail(format!(
-                                    "call to '{name}' (of {} values) is marked tuple: {tuple}",
-                                    types.len()
-                                )),
-                                Some(_) => {}
-                            }
-                        }
-                    }
-                    CallKind::Intrinsic(which) => {
-                        if let Some(a) = args.iter().find(|a| a.ty().lanes != 1 && a.ty().lanes != t.lanes) {
-                            self.fail(format!("argument {a} of {which:?} has {} lanes for a {t} result", a.ty().lanes));
-                        }
-                    }
-                    CallKind::Image => {}
+                    None => {}
+                },
+                ExprKind::Var { .. } => {}
+                ExprKind::Cast(a) => {
+                    self.check(a.ty().lanes == t.lanes, || {
+                        format!("cast from {} to {t} changes the lanes in '{e}'", a.ty())
+                    });
+                    self.expr(a);
                 }
-                if !matches!(kind, CallKind::Intrinsic(_)) {
-                    if let Some(a) = args.iter().find(|a| !a.ty().is_scalar() || !a.ty().is_int_or_uint()) {
+                ExprKind::Binary(op, a, b) => {
+                    if a.ty() != b.ty() {
+                        self.fail(format!("operands of {op:?} differ in type: {} and {} in '{e}'", a.ty(), b.ty()));
+                    } else if t != a.ty() {
+                        self.fail(format!("{op:?} of {} operands has type {t} in '{e}'", a.ty()));
+                    } else if matches!(op, BinOp::And | BinOp::Or) && !t.is_bool() {
+                        self.fail(format!("operands of {op:?} are {t}, not bool, in '{e}'"));
+                    }
+                    self.expr(a);
+                    self.expr(b);
+                }
+                ExprKind::Cmp(op, a, b) => {
+                    if a.ty() != b.ty() {
+                        self.fail(format!("operands of {op:?} differ in type: {} and {} in '{e}'", a.ty(), b.ty()));
+                    } else if t != Type::bool().with_lanes(a.ty().lanes) {
                         self.fail(format!(
-                            "coordinate '{a}' of a call to '{name}' is {}, not a scalar integer",
+                            "comparison of {} operands has type {t}, not bool of their lanes, in '{e}'",
                             a.ty()
                         ));
                     }
+                    self.expr(a);
+                    self.expr(b);
                 }
-                args.iter().for_each(|a| self.expr(a));
+                ExprKind::Not(a) => {
+                    self.check(a.ty().is_bool() && a.ty() == t, || format!("not of {} has type {t} in '{e}'", a.ty()));
+                    self.expr(a);
+                }
+                ExprKind::Select(c, a, b) => {
+                    let ct = c.ty();
+                    if !ct.is_bool() || (ct.lanes != 1 && ct.lanes != t.lanes) {
+                        self.fail(format!("select condition is {ct}, not bool of 1 or {} lanes, in '{e}'", t.lanes));
+                    } else if a.ty() != b.ty() || a.ty() != t {
+                        self.fail(format!("select sides are {} and {} for a {t} result in '{e}'", a.ty(), b.ty()));
+                    }
+                    self.expr(c);
+                    self.expr(a);
+                    self.expr(b);
+                }
+                ExprKind::Load { buffer, index, predicate } => {
+                    let it = index.ty();
+                    if it.element() != Type::i32() || it.lanes != t.lanes {
+                        self.fail(format!("load index is {it}, not int32 of the value's {} lanes, in '{e}'", t.lanes));
+                    } else if let Some(p) = predicate.as_ref().filter(|p| p.ty() != Type::bool().with_lanes(t.lanes)) {
+                        self.fail(format!("load predicate is {}, not bool of {} lanes, in '{e}'", p.ty(), t.lanes));
+                    } else {
+                        self.check_buffer("load from", buffer, t.element());
+                    }
+                    self.expr(index);
+                    if let Some(p) = predicate {
+                        self.expr(p);
+                    }
+                }
+                ExprKind::Ramp { base, stride, lanes } => {
+                    if !base.ty().is_scalar() || stride.ty() != base.ty() {
+                        self.fail(format!(
+                            "ramp base {} and stride {} are not one scalar type in '{e}'",
+                            base.ty(),
+                            stride.ty()
+                        ));
+                    } else if *lanes < 2 || t != base.ty().with_lanes(*lanes) {
+                        self.fail(format!("ramp of {lanes} lanes has type {t} in '{e}'"));
+                    }
+                    self.expr(base);
+                    self.expr(stride);
+                }
+                ExprKind::Broadcast { value, lanes } => {
+                    if !value.ty().is_scalar() || t != value.ty().with_lanes(*lanes) {
+                        self.fail(format!("broadcast of {} to {lanes} lanes has type {t} in '{e}'", value.ty()));
+                    }
+                    self.expr(value);
+                }
+                ExprKind::Let { name, value, body } => {
+                    self.check(body.ty() == t, || format!("let has type {t} but its body {} in '{e}'", body.ty()));
+                    self.expr(value);
+                    self.bound.push((name.clone(), value.ty()));
+                    self.expr(body);
+                    self.bound.pop();
+                }
+                ExprKind::Call { name, args, kind } => {
+                    match kind {
+                        CallKind::Func { .. } | CallKind::Image if self.phase >= Phase::Flattened => {
+                            self.fail(format!("call to '{name}' remains after storage flattening in '{e}'"));
+                        }
+                        CallKind::Func { value_index, tuple, .. } => {
+                            // The IR knows a Func by id only; its value types come from the pipeline.
+                            if let Some(types) = self.func_types.get(name) {
+                                match types.get(*value_index).copied() {
+                                    None => self.fail(format!(
+                                        "call to value {value_index} of '{name}', which has {} values",
+                                        types.len()
+                                    )),
+                                    Some(vt) if vt != t => self
+                                        .fail(format!("call to value {value_index} of '{name}', a {vt}, has type {t}")),
+                                    Some(_) if *tuple != (types.len() > 1) => self.fail(format!(
+                                        "call to '{name}' (of {} values) is marked tuple: {tuple}",
+                                        types.len()
+                                    )),
+                                    Some(_) => {}
+                                }
+                            }
+                        }
+                        CallKind::Intrinsic(which) => {
+                            if let Some(a) = args.iter().find(|a| a.ty().lanes != 1 && a.ty().lanes != t.lanes) {
+                                self.fail(format!(
+                                    "argument {a} of {which:?} has {} lanes for a {t} result",
+                                    a.ty().lanes
+                                ));
+                            }
+                        }
+                        CallKind::Image => {}
+                    }
+                    if !matches!(kind, CallKind::Intrinsic(_)) {
+                        if let Some(a) = args.iter().find(|a| !a.ty().is_scalar() || !a.ty().is_int_or_uint()) {
+                            self.fail(format!(
+                                "coordinate '{a}' of a call to '{name}' is {}, not a scalar integer",
+                                a.ty()
+                            ));
+                        }
+                    }
+                    args.iter().for_each(|a| self.expr(a));
+                }
             }
-        }
+        })
     }
 
     fn scalar_i32(&mut self, what: &str, e: &Expr) {
@@ -299,109 +304,115 @@ impl Verifier<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
-        if self.error.is_some() {
-            return;
-        }
-        match s {
-            Stmt::LetStmt { name, value, body } => {
-                self.expr(value);
-                self.bound.push((name.clone(), value.ty()));
-                self.stmt(body);
-                self.bound.pop();
+        stack::guard(|| {
+            if self.error.is_some() {
+                return;
             }
-            Stmt::For { name, min, extent, kind, tails, body } => {
-                self.for_loop(name, min, extent, *kind);
-                // A tail's terms are copies of the body's, whose variables may be bound
-                // inside it: only their types are checked here.
-                for tail in tails {
-                    let (c, g, u) = (tail.condition.ty(), tail.guard_term.ty(), tail.unclamped.ty());
-                    self.check(is_bool_scalar(c) && is_bool_scalar(g) && is_i32_scalar(u), || {
-                        format!(
-                            "tail of loop '{name}' for '{}' has types {c}, {g}, {u}, not bool, bool, int32",
-                            tail.var
-                        )
-                    });
+            match s {
+                Stmt::LetStmt { name, value, body } => {
+                    self.expr(value);
+                    self.bound.push((name.clone(), value.ty()));
+                    self.stmt(body);
+                    self.bound.pop();
                 }
-                self.bound.push((name.clone(), min.ty()));
-                self.loops.push(*kind);
-                self.stmt(body);
-                self.loops.pop();
-                self.bound.pop();
-            }
-            Stmt::Allocate { name, ty, extents, body } => {
-                extents.iter().for_each(|e| self.scalar_i32(&format!("extent of allocation '{name}'"), e));
-                self.buffers.push((name.clone(), Some(*ty)));
-                self.stmt(body);
-                self.buffers.pop();
-            }
-            Stmt::Store { buffer, value, index, predicate } => {
-                let (vt, it) = (value.ty(), index.ty());
-                if it.element() != Type::i32() || it.lanes != vt.lanes {
-                    self.fail(format!(
-                        "store index is {it}, not int32 of the value's {} lanes, in '{buffer}'",
-                        vt.lanes
-                    ));
-                } else if let Some(p) = predicate.as_ref().filter(|p| p.ty() != Type::bool().with_lanes(vt.lanes)) {
-                    self.fail(format!("store predicate is {}, not bool of {} lanes, in '{buffer}'", p.ty(), vt.lanes));
-                } else {
-                    self.check_buffer("store to", buffer, vt.element());
+                Stmt::For { name, min, extent, kind, tails, body } => {
+                    self.for_loop(name, min, extent, *kind);
+                    // A tail's terms are copies of the body's, whose variables may be bound
+                    // inside it: only their types are checked here.
+                    for tail in tails {
+                        let (c, g, u) = (tail.condition.ty(), tail.guard_term.ty(), tail.unclamped.ty());
+                        self.check(is_bool_scalar(c) && is_bool_scalar(g) && is_i32_scalar(u), || {
+                            format!(
+                                "tail of loop '{name}' for '{}' has types {c}, {g}, {u}, not bool, bool, int32",
+                                tail.var
+                            )
+                        });
+                    }
+                    self.bound.push((name.clone(), min.ty()));
+                    self.loops.push(*kind);
+                    self.stmt(body);
+                    self.loops.pop();
+                    self.bound.pop();
                 }
-                self.expr(value);
-                self.expr(index);
-                if let Some(p) = predicate {
-                    self.expr(p);
+                Stmt::Allocate { name, ty, extents, body } => {
+                    extents.iter().for_each(|e| self.scalar_i32(&format!("extent of allocation '{name}'"), e));
+                    self.buffers.push((name.clone(), Some(*ty)));
+                    self.stmt(body);
+                    self.buffers.pop();
                 }
-            }
-            Stmt::Realize { name, types, bounds, fold, body } => {
-                if self.phase >= Phase::Flattened {
-                    self.fail(format!("realize of '{name}' remains after storage flattening"));
-                }
-                if let Some(f) = fold.filter(|f| f.dim >= bounds.len() || f.factor < 1) {
-                    self.fail(format!("realize of '{name}' over {} dimensions is folded by {f:?}", bounds.len()));
-                }
-                self.check(!types.is_empty() && types.iter().all(|t| t.is_scalar()), || {
-                    format!("realize of '{name}' has value types {types:?}, not one or more scalars")
-                });
-                for b in bounds {
-                    self.scalar_i32(&format!("min of realize '{name}'"), &b.min);
-                    self.scalar_i32(&format!("extent of realize '{name}'"), &b.extent);
-                }
-                self.buffers.push((name.clone(), None));
-                self.stmt(body);
-                self.buffers.pop();
-            }
-            Stmt::Provide { name, values, args } => {
-                if self.phase >= Phase::Flattened {
-                    self.fail(format!("provide to '{name}' remains after storage flattening"));
-                }
-                if let Some(a) = args.iter().find(|a| !a.ty().is_scalar() || !a.ty().is_int_or_uint()) {
-                    self.fail(format!(
-                        "coordinate '{a}' of the provide to '{name}' is {}, not a scalar integer",
-                        a.ty()
-                    ));
-                }
-                values.iter().chain(args.iter()).for_each(|e| self.expr(e));
-            }
-            Stmt::ProducerConsumer { body, .. } => self.stmt(body),
-            Stmt::Block(v) => v.iter().for_each(|c| self.stmt(c)),
-            Stmt::IfThenElse { condition, then_case, else_case } => {
-                self.scalar_bool("if condition", condition);
-                self.stmt(then_case);
-                if let Some(e) = else_case {
-                    self.stmt(e);
-                }
-            }
-            Stmt::Assert { condition, message } => {
-                self.scalar_bool("assert condition", condition);
-                for m in message {
-                    if let MsgPart::Value(e) = m {
-                        self.expr(e);
+                Stmt::Store { buffer, value, index, predicate } => {
+                    let (vt, it) = (value.ty(), index.ty());
+                    if it.element() != Type::i32() || it.lanes != vt.lanes {
+                        self.fail(format!(
+                            "store index is {it}, not int32 of the value's {} lanes, in '{buffer}'",
+                            vt.lanes
+                        ));
+                    } else if let Some(p) = predicate.as_ref().filter(|p| p.ty() != Type::bool().with_lanes(vt.lanes)) {
+                        self.fail(format!(
+                            "store predicate is {}, not bool of {} lanes, in '{buffer}'",
+                            p.ty(),
+                            vt.lanes
+                        ));
+                    } else {
+                        self.check_buffer("store to", buffer, vt.element());
+                    }
+                    self.expr(value);
+                    self.expr(index);
+                    if let Some(p) = predicate {
+                        self.expr(p);
                     }
                 }
+                Stmt::Realize { name, types, bounds, fold, body } => {
+                    if self.phase >= Phase::Flattened {
+                        self.fail(format!("realize of '{name}' remains after storage flattening"));
+                    }
+                    if let Some(f) = fold.filter(|f| f.dim >= bounds.len() || f.factor < 1) {
+                        self.fail(format!("realize of '{name}' over {} dimensions is folded by {f:?}", bounds.len()));
+                    }
+                    self.check(!types.is_empty() && types.iter().all(|t| t.is_scalar()), || {
+                        format!("realize of '{name}' has value types {types:?}, not one or more scalars")
+                    });
+                    for b in bounds {
+                        self.scalar_i32(&format!("min of realize '{name}'"), &b.min);
+                        self.scalar_i32(&format!("extent of realize '{name}'"), &b.extent);
+                    }
+                    self.buffers.push((name.clone(), None));
+                    self.stmt(body);
+                    self.buffers.pop();
+                }
+                Stmt::Provide { name, values, args } => {
+                    if self.phase >= Phase::Flattened {
+                        self.fail(format!("provide to '{name}' remains after storage flattening"));
+                    }
+                    if let Some(a) = args.iter().find(|a| !a.ty().is_scalar() || !a.ty().is_int_or_uint()) {
+                        self.fail(format!(
+                            "coordinate '{a}' of the provide to '{name}' is {}, not a scalar integer",
+                            a.ty()
+                        ));
+                    }
+                    values.iter().chain(args.iter()).for_each(|e| self.expr(e));
+                }
+                Stmt::ProducerConsumer { body, .. } => self.stmt(body),
+                Stmt::Block(v) => v.iter().for_each(|c| self.stmt(c)),
+                Stmt::IfThenElse { condition, then_case, else_case } => {
+                    self.scalar_bool("if condition", condition);
+                    self.stmt(then_case);
+                    if let Some(e) = else_case {
+                        self.stmt(e);
+                    }
+                }
+                Stmt::Assert { condition, message } => {
+                    self.scalar_bool("assert condition", condition);
+                    for m in message {
+                        if let MsgPart::Value(e) = m {
+                            self.expr(e);
+                        }
+                    }
+                }
+                Stmt::Evaluate(e) => self.expr(e),
+                Stmt::Free { .. } => {}
             }
-            Stmt::Evaluate(e) => self.expr(e),
-            Stmt::Free { .. } => {}
-        }
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 //! unsigned ones included. Coefficients are kept in the signed range of the type's
 //! width, so that `x - y` in `u8` comes back as `x - y` and not `x + y * 255`.
 
+use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, Type};
 
 /// Most terms collected before giving up (keeps the quadratic term matching cheap).
@@ -101,51 +102,53 @@ fn signed_const(ty: Type, e: &Expr) -> Option<i128> {
 }
 
 fn go(e: &Expr, coef: Option<i128>, ty: Type, acc: &mut Acc) -> Option<()> {
-    let mul = |c: Option<i128>, k: i128| c.and_then(|c| c.checked_mul(k));
-    if let Some(v) = signed_const(ty, e) {
-        acc.constant = match (acc.constant, mul(coef, v)) {
-            (Some(a), Some(b)) => a.checked_add(b),
-            _ => None,
-        };
-        acc.occurrences += 1;
-        return Some(());
-    }
-    if e.ty() == ty {
-        if let ExprKind::Binary(op, a, b) = e.kind() {
-            match op {
-                BinOp::Add => {
-                    go(a, coef, ty, acc)?;
-                    return go(b, coef, ty, acc);
-                }
-                BinOp::Sub => {
-                    go(a, coef, ty, acc)?;
-                    return go(b, mul(coef, -1), ty, acc);
-                }
-                BinOp::Mul => {
-                    if let Some(c) = signed_const(ty, b) {
-                        return go(a, mul(coef, c), ty, acc);
+    stack::guard(|| {
+        let mul = |c: Option<i128>, k: i128| c.and_then(|c| c.checked_mul(k));
+        if let Some(v) = signed_const(ty, e) {
+            acc.constant = match (acc.constant, mul(coef, v)) {
+                (Some(a), Some(b)) => a.checked_add(b),
+                _ => None,
+            };
+            acc.occurrences += 1;
+            return Some(());
+        }
+        if e.ty() == ty {
+            if let ExprKind::Binary(op, a, b) = e.kind() {
+                match op {
+                    BinOp::Add => {
+                        go(a, coef, ty, acc)?;
+                        return go(b, coef, ty, acc);
                     }
-                    if let Some(c) = signed_const(ty, a) {
-                        return go(b, mul(coef, c), ty, acc);
+                    BinOp::Sub => {
+                        go(a, coef, ty, acc)?;
+                        return go(b, mul(coef, -1), ty, acc);
                     }
+                    BinOp::Mul => {
+                        if let Some(c) = signed_const(ty, b) {
+                            return go(a, mul(coef, c), ty, acc);
+                        }
+                        if let Some(c) = signed_const(ty, a) {
+                            return go(b, mul(coef, c), ty, acc);
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
         }
-    }
-    acc.occurrences += 1;
-    if let Some(t) = acc.terms.iter_mut().find(|(t, _)| t == e) {
-        t.1 = match (t.1, coef) {
-            (Some(a), Some(b)) => a.checked_add(b),
-            _ => None,
-        };
-        return Some(());
-    }
-    if acc.terms.len() >= MAX_TERMS {
-        return None;
-    }
-    acc.terms.push((e.clone(), coef));
-    Some(())
+        acc.occurrences += 1;
+        if let Some(t) = acc.terms.iter_mut().find(|(t, _)| t == e) {
+            t.1 = match (t.1, coef) {
+                (Some(a), Some(b)) => a.checked_add(b),
+                _ => None,
+            };
+            return Some(());
+        }
+        if acc.terms.len() >= MAX_TERMS {
+            return None;
+        }
+        acc.terms.push((e.clone(), coef));
+        Some(())
+    })
 }
 
 /// `term * |coef|` (or just `term`).

@@ -50,6 +50,7 @@ use self::fold::Scalar;
 use self::info::{Bnd, Info};
 use super::interval::{bounds_of_expr_in_scope, Interval, Scope};
 use super::substitute::expr_uses_var;
+use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type};
 use std::collections::HashMap;
 
@@ -240,7 +241,8 @@ impl Simplifier {
         if let Some((_, r)) = self.memo.get(&key) {
             return r.clone();
         }
-        let r = self.visit(e);
+        // Once per level of the expression: deep ones grow the stack (see `stack`).
+        let r = stack::guard(|| self.visit(e));
         self.memo.insert(key, (e.clone(), r.clone()));
         if !r.0.same_as(e) {
             // The result is (nearly always) a fixed point: re-simplifying it, as rules

@@ -13,85 +13,90 @@ use super::let_::is_trivial;
 use super::{no_overflow, Binding, Saved, Simplifier};
 use crate::analysis::interval::{bounds_of_expr_in_scope, Interval};
 use crate::analysis::substitute::{free_vars, stmt_binds_any};
+use crate::ir::stack;
 use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, VectorTail, Visitor};
 use std::collections::HashSet;
 
 impl Simplifier {
     /// Simplifies a statement in the current context.
     pub(crate) fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::LetStmt { name, value, body } => self.let_stmt(name, value, body),
-            Stmt::For { name, min, extent, kind, tails, body } => self.for_loop(name, min, extent, *kind, tails, body),
-            Stmt::IfThenElse { condition, then_case, else_case } => {
-                self.if_then_else(condition, then_case, else_case.as_deref())
-            }
-            Stmt::Assert { condition, message } => {
-                let (c, _) = self.mutate(condition);
-                if c.is_true() {
-                    return Stmt::no_op();
+        stack::guard(|| {
+            match s {
+                Stmt::LetStmt { name, value, body } => self.let_stmt(name, value, body),
+                Stmt::For { name, min, extent, kind, tails, body } => {
+                    self.for_loop(name, min, extent, *kind, tails, body)
                 }
-                let message = message
-                    .iter()
-                    .map(|m| match m {
-                        MsgPart::Value(e) => MsgPart::Value(self.mutate(e).0),
-                        t => t.clone(),
-                    })
-                    .collect();
-                Stmt::Assert { condition: c, message }
-            }
-            Stmt::ProducerConsumer { name, is_producer, body } => {
-                let b = self.mutate_stmt(body);
-                if b.is_no_op() {
-                    return b;
+                Stmt::IfThenElse { condition, then_case, else_case } => {
+                    self.if_then_else(condition, then_case, else_case.as_deref())
                 }
-                Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(b) }
-            }
-            Stmt::Realize { name, types, bounds, fold, body } => {
-                let b = self.mutate_stmt(body);
-                if b.is_no_op() {
-                    return b;
+                Stmt::Assert { condition, message } => {
+                    let (c, _) = self.mutate(condition);
+                    if c.is_true() {
+                        return Stmt::no_op();
+                    }
+                    let message = message
+                        .iter()
+                        .map(|m| match m {
+                            MsgPart::Value(e) => MsgPart::Value(self.mutate(e).0),
+                            t => t.clone(),
+                        })
+                        .collect();
+                    Stmt::Assert { condition: c, message }
                 }
-                let bounds =
-                    bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
-                Stmt::Realize { name: name.clone(), types: types.clone(), bounds, fold: *fold, body: Box::new(b) }
-            }
-            Stmt::Allocate { name, ty, extents, body } => {
-                let b = self.mutate_stmt(body);
-                if b.is_no_op() {
-                    return b;
+                Stmt::ProducerConsumer { name, is_producer, body } => {
+                    let b = self.mutate_stmt(body);
+                    if b.is_no_op() {
+                        return b;
+                    }
+                    Stmt::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: Box::new(b) }
                 }
-                let extents = extents.iter().map(|e| self.mutate(e).0).collect();
-                Stmt::Allocate { name: name.clone(), ty: *ty, extents, body: Box::new(b) }
-            }
-            Stmt::Store { buffer, value, index, predicate } => {
-                let p = predicate.as_ref().map(|p| self.mutate(p).0);
-                if p.as_ref().is_some_and(|p| p.is_false()) {
-                    return Stmt::no_op();
+                Stmt::Realize { name, types, bounds, fold, body } => {
+                    let b = self.mutate_stmt(body);
+                    if b.is_no_op() {
+                        return b;
+                    }
+                    let bounds =
+                        bounds.iter().map(|r| Range::new(self.mutate(&r.min).0, self.mutate(&r.extent).0)).collect();
+                    Stmt::Realize { name: name.clone(), types: types.clone(), bounds, fold: *fold, body: Box::new(b) }
                 }
-                let predicate = p.filter(|p| !p.is_true());
-                Stmt::Store {
-                    buffer: buffer.clone(),
-                    value: self.mutate(value).0,
-                    index: self.mutate(index).0,
-                    predicate,
+                Stmt::Allocate { name, ty, extents, body } => {
+                    let b = self.mutate_stmt(body);
+                    if b.is_no_op() {
+                        return b;
+                    }
+                    let extents = extents.iter().map(|e| self.mutate(e).0).collect();
+                    Stmt::Allocate { name: name.clone(), ty: *ty, extents, body: Box::new(b) }
                 }
-            }
-            Stmt::Evaluate(e) => {
-                let (v, _) = self.mutate(e);
-                // A constant or a variable has no effect.
-                if v.is_const() || v.as_var().is_some() {
-                    return Stmt::no_op();
+                Stmt::Store { buffer, value, index, predicate } => {
+                    let p = predicate.as_ref().map(|p| self.mutate(p).0);
+                    if p.as_ref().is_some_and(|p| p.is_false()) {
+                        return Stmt::no_op();
+                    }
+                    let predicate = p.filter(|p| !p.is_true());
+                    Stmt::Store {
+                        buffer: buffer.clone(),
+                        value: self.mutate(value).0,
+                        index: self.mutate(index).0,
+                        predicate,
+                    }
                 }
-                Stmt::Evaluate(v)
+                Stmt::Evaluate(e) => {
+                    let (v, _) = self.mutate(e);
+                    // A constant or a variable has no effect.
+                    if v.is_const() || v.as_var().is_some() {
+                        return Stmt::no_op();
+                    }
+                    Stmt::Evaluate(v)
+                }
+                Stmt::Block(v) => Stmt::block(v.iter().map(|s| self.mutate_stmt(s)).collect()),
+                Stmt::Provide { name, values, args } => Stmt::Provide {
+                    name: name.clone(),
+                    values: values.iter().map(|e| self.mutate(e).0).collect(),
+                    args: args.iter().map(|e| self.mutate(e).0).collect(),
+                },
+                Stmt::Free { .. } => s.clone(),
             }
-            Stmt::Block(v) => Stmt::block(v.iter().map(|s| self.mutate_stmt(s)).collect()),
-            Stmt::Provide { name, values, args } => Stmt::Provide {
-                name: name.clone(),
-                values: values.iter().map(|e| self.mutate(e).0).collect(),
-                args: args.iter().map(|e| self.mutate(e).0).collect(),
-            },
-            Stmt::Free { .. } => s.clone(),
-        }
+        })
     }
 
     /// Simplifies a chain of `LetStmt`s (iteratively: lowering makes long ones).
@@ -203,27 +208,29 @@ impl Simplifier {
     /// Records that `c` has the value `truth` here, and narrows the intervals of the
     /// variables it compares.
     pub(crate) fn learn(&mut self, c: &Expr, truth: bool) {
-        if !c.ty().is_scalar() {
-            return;
-        }
-        match c.kind() {
-            ExprKind::Binary(BinOp::And, a, b) if truth => {
-                self.learn(a, true);
-                self.learn(b, true);
+        stack::guard(|| {
+            if !c.ty().is_scalar() {
+                return;
             }
-            ExprKind::Binary(BinOp::Or, a, b) if !truth => {
-                self.learn(a, false);
-                self.learn(b, false);
+            match c.kind() {
+                ExprKind::Binary(BinOp::And, a, b) if truth => {
+                    self.learn(a, true);
+                    self.learn(b, true);
+                }
+                ExprKind::Binary(BinOp::Or, a, b) if !truth => {
+                    self.learn(a, false);
+                    self.learn(b, false);
+                }
+                ExprKind::Not(a) => self.learn(a, !truth),
+                ExprKind::Cmp(op, a, b) if no_overflow(a.ty()) => {
+                    let op = if truth { *op } else { negate(*op) };
+                    self.narrow(op, a, b);
+                    self.narrow(super::cmp::swap(op), b, a);
+                }
+                _ => {}
             }
-            ExprKind::Not(a) => self.learn(a, !truth),
-            ExprKind::Cmp(op, a, b) if no_overflow(a.ty()) => {
-                let op = if truth { *op } else { negate(*op) };
-                self.narrow(op, a, b);
-                self.narrow(super::cmp::swap(op), b, a);
-            }
-            _ => {}
-        }
-        self.facts.push((c.clone(), truth));
+            self.facts.push((c.clone(), truth));
+        })
     }
 
     /// Narrows the interval of `a` (if a variable) knowing `a op b`.

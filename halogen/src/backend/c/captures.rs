@@ -1,6 +1,7 @@
 //! What a statement uses from outside itself: the variables and buffers a parallel loop's
 //! body function must receive in its closure, and those the entry point must bind.
 
+use crate::ir::stack;
 use crate::ir::{walk_expr, Expr, ExprKind, Name, Stmt, Visitor};
 use std::collections::HashSet;
 
@@ -41,7 +42,7 @@ impl Finder {
 
 impl Visitor for Finder {
     fn visit_expr(&mut self, e: &Expr) {
-        match e.kind() {
+        stack::guard(|| match e.kind() {
             ExprKind::Var { name, .. } => self.use_var(name),
             ExprKind::Let { name, value, body } => {
                 self.visit_expr(value);
@@ -52,11 +53,11 @@ impl Visitor for Finder {
                 walk_expr(self, e)
             }
             _ => walk_expr(self, e),
-        }
+        })
     }
 
     fn visit_stmt(&mut self, s: &Stmt) {
-        match s {
+        stack::guard(|| match s {
             Stmt::LetStmt { name, value, body } => {
                 self.visit_expr(value);
                 self.scoped(name, |f| f.visit_stmt(body));
@@ -78,7 +79,7 @@ impl Visitor for Finder {
             }
             Stmt::Free { name } => self.use_buffer(name),
             _ => crate::ir::walk_stmt(self, s),
-        }
+        })
     }
 }
 

@@ -19,6 +19,7 @@ use super::syntax::{
 };
 use super::types::{check, mnemonic, scalar_c};
 use crate::error::{Error, Result};
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
 const PASS: &str = "C back end";
@@ -29,58 +30,60 @@ fn internal(message: impl Into<String>) -> Error {
 
 /// Prints the statement `s`.
 pub(crate) fn stmt(d: &mut impl Dialect, s: &Stmt) -> Result<()> {
-    match s {
-        Stmt::LetStmt { name, value, body } => {
-            d.bind_let(name, value)?;
-            let r = stmt(d, body);
-            d.end_let();
-            r
-        }
-        Stmt::Assert { condition, message } => assert(d, condition, message),
-        Stmt::ProducerConsumer { name, is_producer, body } => {
-            d.writer().line(format!("/* {} {name} */", if *is_producer { "produce" } else { "consume" }));
-            stmt(d, body)
-        }
-        Stmt::For { name, min, extent, kind, body, .. } => match kind {
-            ForKind::Parallel => d.parallel_for(name, min, extent, body),
-            // A loop for a device or for ranks is never run as a serial loop in disguise:
-            // lowering and `backend::select` keep it from here, and this says so if not.
-            ForKind::GpuBlock | ForKind::GpuThread | ForKind::Distributed => Err(Error::Target(format!(
-                "C back end: loop '{name}' is a {kind:?} loop, which C on the host does not run"
-            ))),
-            // Vectorized and unrolled loops the passes left (their fallback) compute the
-            // same values serially.
-            ForKind::Serial | ForKind::Vectorized | ForKind::Unrolled => serial_for(d, name, min, extent, body),
-        },
-        Stmt::Store { buffer, value, index, predicate } => d.store(buffer, value, index, predicate.as_ref()),
-        Stmt::Allocate { name, ty, extents, body } => d.allocate(name, *ty, extents, body),
-        Stmt::Free { name } => d.free(name),
-        Stmt::Block(v) => v.iter().try_for_each(|s| stmt(d, s)),
-        Stmt::IfThenElse { condition, then_case, else_case } => {
-            if condition.ty().is_vector() {
-                return Err(internal(format!("if condition is a vector: {condition}")));
+    stack::guard(|| {
+        match s {
+            Stmt::LetStmt { name, value, body } => {
+                d.bind_let(name, value)?;
+                let r = stmt(d, body);
+                d.end_let();
+                r
             }
-            let c = expr(d, condition)?;
-            d.writer().open(format!("if ({}) {{", strip_parens(&c)));
-            stmt(d, then_case)?;
-            if let Some(e) = else_case {
-                let w = d.writer();
-                w.close("} else {");
-                w.indent += 1;
-                w.namer.open();
-                stmt(d, e)?;
+            Stmt::Assert { condition, message } => assert(d, condition, message),
+            Stmt::ProducerConsumer { name, is_producer, body } => {
+                d.writer().line(format!("/* {} {name} */", if *is_producer { "produce" } else { "consume" }));
+                stmt(d, body)
             }
-            d.writer().close("}");
-            Ok(())
+            Stmt::For { name, min, extent, kind, body, .. } => match kind {
+                ForKind::Parallel => d.parallel_for(name, min, extent, body),
+                // A loop for a device or for ranks is never run as a serial loop in disguise:
+                // lowering and `backend::select` keep it from here, and this says so if not.
+                ForKind::GpuBlock | ForKind::GpuThread | ForKind::Distributed => Err(Error::Target(format!(
+                    "C back end: loop '{name}' is a {kind:?} loop, which C on the host does not run"
+                ))),
+                // Vectorized and unrolled loops the passes left (their fallback) compute the
+                // same values serially.
+                ForKind::Serial | ForKind::Vectorized | ForKind::Unrolled => serial_for(d, name, min, extent, body),
+            },
+            Stmt::Store { buffer, value, index, predicate } => d.store(buffer, value, index, predicate.as_ref()),
+            Stmt::Allocate { name, ty, extents, body } => d.allocate(name, *ty, extents, body),
+            Stmt::Free { name } => d.free(name),
+            Stmt::Block(v) => v.iter().try_for_each(|s| stmt(d, s)),
+            Stmt::IfThenElse { condition, then_case, else_case } => {
+                if condition.ty().is_vector() {
+                    return Err(internal(format!("if condition is a vector: {condition}")));
+                }
+                let c = expr(d, condition)?;
+                d.writer().open(format!("if ({}) {{", strip_parens(&c)));
+                stmt(d, then_case)?;
+                if let Some(e) = else_case {
+                    let w = d.writer();
+                    w.close("} else {");
+                    w.indent += 1;
+                    w.namer.open();
+                    stmt(d, e)?;
+                }
+                d.writer().close("}");
+                Ok(())
+            }
+            Stmt::Evaluate(e) => {
+                let v = expr(d, e)?;
+                d.writer().line(format!("(void){v};"));
+                Ok(())
+            }
+            Stmt::Provide { name, .. } => Err(internal(format!("Provide to '{name}' reached the C back end"))),
+            Stmt::Realize { name, .. } => Err(internal(format!("Realize of '{name}' reached the C back end"))),
         }
-        Stmt::Evaluate(e) => {
-            let v = expr(d, e)?;
-            d.writer().line(format!("(void){v};"));
-            Ok(())
-        }
-        Stmt::Provide { name, .. } => Err(internal(format!("Provide to '{name}' reached the C back end"))),
-        Stmt::Realize { name, .. } => Err(internal(format!("Realize of '{name}' reached the C back end"))),
-    }
+    })
 }
 
 /// A failed assertion builds the interpreter's message and leaves through the dialect's
@@ -161,77 +164,122 @@ fn serial_for(d: &mut impl Dialect, name: &Name, min: &Expr, extent: &Expr, body
     r
 }
 
+/// Levels of IR printed as one piece of C text at most: a deeper expression is cut into
+/// constants declared before the statement that uses it. Each level adds a few brackets
+/// at most, and C compilers limit their nesting (Clang to 256; C11 promises 63 levels of
+/// parentheses).
+const MAX_NESTING: usize = 48;
+
+/// The C text of one IR node that `print` gives (printing the node's operands with
+/// [`expr`], [`index_c`] or this), where the node tops at most [`MAX_NESTING`] levels of
+/// text: a node that would top more is declared as a constant of the C type `c_type`
+/// gives, and its text is the constant's name. The levels of the text being printed are
+/// counted in the writer. Printing recurses once per level, growing the stack as needed.
+pub(crate) fn nested<D: Dialect>(
+    d: &mut D,
+    c_type: impl FnOnce(&mut D) -> String,
+    print: impl FnOnce(&mut D) -> Result<String>,
+) -> Result<String> {
+    stack::guard(|| {
+        let outer = std::mem::replace(&mut d.writer().levels, 0);
+        let text = print(d);
+        let mut levels = d.writer().levels + 1;
+        let text = match text {
+            Ok(t) if levels >= MAX_NESTING => {
+                // Evaluated where the statement is, as the whole expression is: every
+                // operand of the IR is evaluated (see `ir::semantics`), so this is the same.
+                let t_c = c_type(d);
+                let w = d.writer();
+                let name = w.namer.fresh("deep");
+                w.line(format!("const {t_c} {name} = {};", strip_parens(&t)));
+                levels = 0;
+                Ok(name)
+            }
+            other => other,
+        };
+        let w = d.writer();
+        w.levels = outer.max(levels);
+        text
+    })
+}
+
 /// The C text of `e`: an identifier, a literal, a call or parenthesized, so it can be used
 /// as an operand as it is.
-pub(crate) fn expr(d: &mut impl Dialect, e: &Expr) -> Result<String> {
-    let t = e.ty();
-    match e.kind() {
-        ExprKind::IntImm(v) => {
-            check(t)?;
-            Ok(int_literal(t, *v))
-        }
-        ExprKind::FloatImm(b) => Ok(float_literal(t, b.get())),
-        ExprKind::Var { name, .. } => d.var(name),
-        ExprKind::Cast(a) => {
-            let x = expr(d, a)?;
-            cast(d, a.ty(), t, x)
-        }
-        ExprKind::Binary(op, a, b) => {
-            let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
-            let ot = a.ty().element().with_lanes(t.lanes);
-            check(ot)?;
-            if ot.is_vector() {
-                d.vector_binary(*op, ot, x, y, b)
-            } else {
-                binary(*op, ot, x, y)
+pub(crate) fn expr<D: Dialect>(d: &mut D, e: &Expr) -> Result<String> {
+    nested(
+        d,
+        |d| d.value_type(e.ty()),
+        |d| {
+            let t = e.ty();
+            match e.kind() {
+                ExprKind::IntImm(v) => {
+                    check(t)?;
+                    Ok(int_literal(t, *v))
+                }
+                ExprKind::FloatImm(b) => Ok(float_literal(t, b.get())),
+                ExprKind::Var { name, .. } => d.var(name),
+                ExprKind::Cast(a) => {
+                    let x = expr(d, a)?;
+                    cast(d, a.ty(), t, x)
+                }
+                ExprKind::Binary(op, a, b) => {
+                    let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
+                    let ot = a.ty().element().with_lanes(t.lanes);
+                    check(ot)?;
+                    if ot.is_vector() {
+                        d.vector_binary(*op, ot, x, y, b)
+                    } else {
+                        binary(*op, ot, x, y)
+                    }
+                }
+                ExprKind::Cmp(op, a, b) => {
+                    let lanes = a.ty().lanes.max(b.ty().lanes);
+                    let (x, y) = (operand(d, a, lanes)?, operand(d, b, lanes)?);
+                    let ot = a.ty().element().with_lanes(lanes);
+                    check(ot)?;
+                    let c = format!("({x} {} {y})", cmp_symbol(*op));
+                    Ok(if lanes == 1 { c } else { d.compare_to_bool(ot, c) })
+                }
+                ExprKind::Not(a) => {
+                    let x = expr(d, a)?;
+                    Ok(if a.ty().is_vector() { d.bool_vector_not(x) } else { format!("!{x}") })
+                }
+                ExprKind::Select(c, a, b) => {
+                    let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
+                    if c.ty().is_scalar() {
+                        // A scalar condition picks one side: C's `?:` evaluates only that one.
+                        let cc = expr(d, c)?;
+                        Ok(format!("({} ? {x} : {y})", paren(&cc)))
+                    } else {
+                        d.vector_select(t, c, x, y)
+                    }
+                }
+                ExprKind::Load { buffer, index, predicate } => d.load(t, buffer, index, predicate.as_ref()),
+                ExprKind::Ramp { base, stride, .. } => {
+                    check(t)?;
+                    let (b, s) = (expr(d, base)?, expr(d, stride)?);
+                    Ok(d.ramp(t, b, s))
+                }
+                ExprKind::Broadcast { value, .. } => {
+                    check(t)?;
+                    let v = expr(d, value)?;
+                    Ok(if value.ty().is_scalar() { d.broadcast(t, v) } else { d.repeat(t, value.ty(), v) })
+                }
+                ExprKind::Let { name, value, body } => {
+                    d.bind_let(name, value)?;
+                    let r = expr(d, body);
+                    d.end_let();
+                    r
+                }
+                ExprKind::Call { name, args, kind } => match kind {
+                    CallKind::Intrinsic(which) => intrinsic(d, *which, t, args),
+                    CallKind::Func { .. } | CallKind::Image => Err(internal(format!(
+                        "call to '{name}' reached the C back end; storage flattening should have made it a Load"
+                    ))),
+                },
             }
-        }
-        ExprKind::Cmp(op, a, b) => {
-            let lanes = a.ty().lanes.max(b.ty().lanes);
-            let (x, y) = (operand(d, a, lanes)?, operand(d, b, lanes)?);
-            let ot = a.ty().element().with_lanes(lanes);
-            check(ot)?;
-            let c = format!("({x} {} {y})", cmp_symbol(*op));
-            Ok(if lanes == 1 { c } else { d.compare_to_bool(ot, c) })
-        }
-        ExprKind::Not(a) => {
-            let x = expr(d, a)?;
-            Ok(if a.ty().is_vector() { d.bool_vector_not(x) } else { format!("!{x}") })
-        }
-        ExprKind::Select(c, a, b) => {
-            let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
-            if c.ty().is_scalar() {
-                // A scalar condition picks one side: C's `?:` evaluates only that one.
-                let cc = expr(d, c)?;
-                Ok(format!("({} ? {x} : {y})", paren(&cc)))
-            } else {
-                d.vector_select(t, c, x, y)
-            }
-        }
-        ExprKind::Load { buffer, index, predicate } => d.load(t, buffer, index, predicate.as_ref()),
-        ExprKind::Ramp { base, stride, .. } => {
-            check(t)?;
-            let (b, s) = (expr(d, base)?, expr(d, stride)?);
-            Ok(d.ramp(t, b, s))
-        }
-        ExprKind::Broadcast { value, .. } => {
-            check(t)?;
-            let v = expr(d, value)?;
-            Ok(if value.ty().is_scalar() { d.broadcast(t, v) } else { d.repeat(t, value.ty(), v) })
-        }
-        ExprKind::Let { name, value, body } => {
-            d.bind_let(name, value)?;
-            let r = expr(d, body);
-            d.end_let();
-            r
-        }
-        ExprKind::Call { name, args, kind } => match kind {
-            CallKind::Intrinsic(which) => intrinsic(d, *which, t, args),
-            CallKind::Func { .. } | CallKind::Image => Err(internal(format!(
-                "call to '{name}' reached the C back end; storage flattening should have made it a Load"
-            ))),
         },
-    }
+    )
 }
 
 /// `e` with `lanes` lanes: broadcast if it is a scalar.
@@ -254,16 +302,22 @@ pub(crate) fn operand(d: &mut impl Dialect, e: &Expr, lanes: u16) -> Result<Stri
 /// bound every term. Computing it in 64 bits without the wrap-around helpers gives the
 /// same addresses and lets the C compiler strength-reduce them into pointer increments.
 pub(crate) fn index_c(d: &mut impl Dialect, e: &Expr) -> Result<String> {
-    if e.ty() != Type::i32() {
-        return Ok(format!("(int64_t){}", expr(d, e)?));
-    }
-    match e.kind() {
-        ExprKind::IntImm(v) => Ok(format!("(int64_t){v}")),
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-            Ok(format!("({} {} {})", index_c(d, a)?, index_symbol(*op), index_c(d, b)?))
-        }
-        _ => Ok(format!("(int64_t){}", expr(d, e)?)),
-    }
+    nested(
+        d,
+        |_| "int64_t".to_string(),
+        |d| {
+            if e.ty() != Type::i32() {
+                return Ok(format!("(int64_t){}", expr(d, e)?));
+            }
+            match e.kind() {
+                ExprKind::IntImm(v) => Ok(format!("(int64_t){v}")),
+                ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                    Ok(format!("({} {} {})", index_c(d, a)?, index_symbol(*op), index_c(d, b)?))
+                }
+                _ => Ok(format!("(int64_t){}", expr(d, e)?)),
+            }
+        },
+    )
 }
 
 /// `a op b` for scalar operands of type `t`.

@@ -12,12 +12,15 @@ pub(crate) struct Writer {
     pub indent: usize,
     /// The identifiers declared in the open blocks.
     pub namer: Namer,
+    /// The levels of IR in the expression text being printed (see
+    /// [`super::printer::nested`]).
+    pub levels: usize,
 }
 
 impl Writer {
     /// An empty function body whose lines start at `indent` levels.
     pub fn new(indent: usize) -> Writer {
-        Writer { out: String::new(), indent, namer: Namer::new() }
+        Writer { out: String::new(), indent, namer: Namer::new(), levels: 0 }
     }
 
     /// Prints one line at the current indentation.

@@ -18,6 +18,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::semantics::{self, Scalar};
+use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 use std::collections::HashMap;
 
@@ -261,16 +262,71 @@ enum CE {
     Const(Scalar),
     Var(usize),
     Unbound(Name),
-    Cast { from: Type, to: Type, a: Box<CE> },
-    Bin { op: BinOp, ty: Type, a: Box<CE>, b: Box<CE> },
-    Cmp { op: CmpOp, ty: Type, a: Box<CE>, b: Box<CE> },
+    Cast {
+        from: Type,
+        to: Type,
+        a: Box<CE>,
+    },
+    Bin {
+        op: BinOp,
+        ty: Type,
+        a: Box<CE>,
+        b: Box<CE>,
+    },
+    Cmp {
+        op: CmpOp,
+        ty: Type,
+        a: Box<CE>,
+        b: Box<CE>,
+    },
     Not(Box<CE>),
     Select(Box<CE>, Box<CE>, Box<CE>),
-    Load { buf: BufRef, elem: Type, index: Box<CE>, pred: Option<Box<CE>> },
-    Ramp { ty: Type, base: Box<CE>, stride: Box<CE>, lanes: usize },
-    Broadcast { value: Box<CE>, lanes: usize },
-    Let { slot: usize, value: Box<CE>, value_scalar: bool, body: Box<CE> },
-    Intrinsic { which: Intrinsic, arg_types: Vec<Type>, result: Type, args: Vec<CE> },
+    Load {
+        buf: BufRef,
+        elem: Type,
+        index: Box<CE>,
+        pred: Option<Box<CE>>,
+    },
+    Ramp {
+        ty: Type,
+        base: Box<CE>,
+        stride: Box<CE>,
+        lanes: usize,
+    },
+    Broadcast {
+        value: Box<CE>,
+        lanes: usize,
+    },
+    Let {
+        slot: usize,
+        value: Box<CE>,
+        value_scalar: bool,
+        body: Box<CE>,
+    },
+    Intrinsic {
+        which: Intrinsic,
+        arg_types: Vec<Type>,
+        result: Type,
+        args: Vec<CE>,
+    },
+    /// Every [`GROW_EVERY`] levels of a deep expression: the rest runs with the stack grown
+    /// as needed (evaluation recurses once per level).
+    Deep(Box<CE>),
+}
+
+/// How many levels of a compiled tree run between two checks of the stack left
+/// ([`CE::Deep`], [`CS::Deep`]): few enough that their frames fit the guard's red zone,
+/// many enough that the check costs nothing in a shallow tree (it has none).
+const GROW_EVERY: usize = 32;
+
+// Dropping a deep compiled tree recurses once per level too.
+impl Drop for CE {
+    fn drop(&mut self) {
+        if let CE::Deep(inner) = self {
+            let inner = std::mem::replace(&mut **inner, CE::Const(Scalar::Int(0)));
+            stack::guard(|| drop(inner));
+        }
+    }
 }
 
 /// An expression in a statement, with whether it is a scalar (then it and all its operands
@@ -289,15 +345,53 @@ enum CMsg {
 
 #[derive(Debug)]
 enum CS {
-    Let { slot: usize, value: Root, body: Box<CS> },
-    Assert { cond: Root, msg: Vec<CMsg> },
-    For { slot: usize, name: Name, min: Root, extent: Root, body: Box<CS> },
-    Store { buf: BufRef, vty: Type, value: Root, index: Root, pred: Option<Root> },
-    Allocate { buf: usize, extents: Vec<Root>, body: Box<CS> },
+    Let {
+        slot: usize,
+        value: Root,
+        body: Box<CS>,
+    },
+    Assert {
+        cond: Root,
+        msg: Vec<CMsg>,
+    },
+    For {
+        slot: usize,
+        name: Name,
+        min: Root,
+        extent: Root,
+        body: Box<CS>,
+    },
+    Store {
+        buf: BufRef,
+        vty: Type,
+        value: Root,
+        index: Root,
+        pred: Option<Root>,
+    },
+    Allocate {
+        buf: usize,
+        extents: Vec<Root>,
+        body: Box<CS>,
+    },
     Free(BufRef),
     Block(Vec<CS>),
-    If { cond: Root, then_case: Box<CS>, else_case: Option<Box<CS>> },
+    If {
+        cond: Root,
+        then_case: Box<CS>,
+        else_case: Option<Box<CS>>,
+    },
     Eval(Root),
+    /// As [`CE::Deep`], for statements.
+    Deep(Box<CS>),
+}
+
+impl Drop for CS {
+    fn drop(&mut self) {
+        if let CS::Deep(inner) = self {
+            let inner = std::mem::replace(&mut **inner, CS::Block(Vec::new()));
+            stack::guard(|| drop(inner));
+        }
+    }
 }
 
 struct Compiler {
@@ -309,6 +403,9 @@ struct Compiler {
     nbound: usize,
     /// Name and element type of each `Allocate` site's slot (after the bound buffers).
     alloc_slots: Vec<(Name, Type)>,
+    /// Levels of expression and of statement above the node being compiled.
+    expr_depth: usize,
+    stmt_depth: usize,
 }
 
 impl Compiler {
@@ -319,6 +416,8 @@ impl Compiler {
             bufs: buffers.iter().enumerate().map(|(i, b)| (b.name.clone(), i)).collect(),
             nbound: buffers.len(),
             alloc_slots: Vec::new(),
+            expr_depth: 0,
+            stmt_depth: 0,
         }
     }
 
@@ -352,6 +451,14 @@ impl Compiler {
     }
 
     fn expr(&mut self, e: &Expr) -> Result<CE> {
+        let depth = self.expr_depth;
+        self.expr_depth += 1;
+        let r = stack::guard(|| self.expr_here(e));
+        self.expr_depth = depth;
+        Ok(if depth > 0 && depth.is_multiple_of(GROW_EVERY) { CE::Deep(Box::new(r?)) } else { r? })
+    }
+
+    fn expr_here(&mut self, e: &Expr) -> Result<CE> {
         let ty = e.ty();
         Ok(match e.kind() {
             ExprKind::IntImm(v) => CE::Const(Scalar::Int(*v)),
@@ -405,6 +512,14 @@ impl Compiler {
     }
 
     fn stmt(&mut self, s: &Stmt) -> Result<CS> {
+        let depth = self.stmt_depth;
+        self.stmt_depth += 1;
+        let r = stack::guard(|| self.stmt_here(s));
+        self.stmt_depth = depth;
+        Ok(if depth > 0 && depth.is_multiple_of(GROW_EVERY) { CS::Deep(Box::new(r?)) } else { r? })
+    }
+
+    fn stmt_here(&mut self, s: &Stmt) -> Result<CS> {
         Ok(match s {
             Stmt::LetStmt { name, value, body } => {
                 let value = self.root(value)?;
@@ -657,6 +772,7 @@ impl Machine<'_> {
     fn eval(&mut self, e: &CE) -> RR<Val> {
         Ok(match e {
             CE::Const(c) => Val::S(*c),
+            CE::Deep(a) => return stack::guard(|| self.eval(a)),
             CE::Var(s) => self.vars[*s].clone(),
             CE::Unbound(n) => return Err(internal(format!("read of unbound variable '{n}'"))),
             CE::Cast { from, to, a } => {
@@ -841,6 +957,7 @@ impl Machine<'_> {
     fn eval_s(&mut self, e: &CE) -> RR<Scalar> {
         Ok(match e {
             CE::Const(c) => *c,
+            CE::Deep(a) => return stack::guard(|| self.eval_s(a)),
             CE::Var(s) => match &self.vars[*s] {
                 Val::S(x) => *x,
                 Val::V(v) => {
@@ -1051,6 +1168,7 @@ impl Machine<'_> {
                 }
             }
             CS::Eval(e) => self.root(e).map(|_| ()),
+            CS::Deep(s) => stack::guard(|| self.exec(s)),
         }
     }
 }

@@ -16,17 +16,21 @@ impl Printer {
     /// The C text, in 64 bits, of the first lane of an index vector (see
     /// [`core::index_c`] for why 64 bits).
     pub(super) fn first_lane_c(&mut self, first: &FirstLane) -> Result<String> {
-        match first {
-            FirstLane::Expr(e) => core::index_c(self, e),
-            FirstLane::Let(name) => match &self.lookup_var(name)?.spelled {
-                Spelled::Base(base) | Spelled::Clamped(_, base) => Ok(base.clone()),
-                Spelled::Scalar(u) => Ok(format!("(int64_t){u}")),
-                _ => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
+        core::nested(
+            self,
+            |_| "int64_t".to_string(),
+            |p| match first {
+                FirstLane::Expr(e) => core::index_c(p, e),
+                FirstLane::Let(name) => match &p.lookup_var(name)?.spelled {
+                    Spelled::Base(base) | Spelled::Clamped(_, base) => Ok(base.clone()),
+                    Spelled::Scalar(u) => Ok(format!("(int64_t){u}")),
+                    _ => Err(internal(format!("'{name}' is not a vector of evenly spaced indices"))),
+                },
+                FirstLane::Binary(op, a, b) => {
+                    Ok(format!("({} {} {})", p.first_lane_c(a)?, index_symbol(*op), p.first_lane_c(b)?))
+                }
             },
-            FirstLane::Binary(op, a, b) => {
-                Ok(format!("({} {} {})", self.first_lane_c(a)?, index_symbol(*op), self.first_lane_c(b)?))
-            }
-        }
+        )
     }
 
     /// The C text of the scalar a uniform vector repeats.
