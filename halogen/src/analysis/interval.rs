@@ -3,10 +3,15 @@
 //!
 //! Bounds are expressions (of the bounded expression's element type), so they may
 //! mention variables the scope leaves free: `x + y` with `x` in `[0, 9]` is
-//! `[y, y + 9]`. `Int(32)`/`Int(64)` arithmetic is assumed not to overflow (coordinate
-//! math, as in Halide), except that constant bounds which would overflow are dropped;
-//! for narrower and unsigned types, where wrap-around is the norm, an operation that may
-//! wrap gives the type's whole range. Floats are bounded through monotonicity (NaN is
+//! `[y, y + 9]`. For narrower and unsigned types, where wrap-around is the norm, an
+//! operation that may wrap gives the type's whole range. `Int(32)`/`Int(64)` arithmetic
+//! (coordinate math) wraps in the generated code too, and lowering sizes its buffer checks
+//! with these bounds, so an operation that may overflow for the constant sides of its
+//! operands (an unbounded side standing for the type's limit) gives no bound at all: a
+//! wrapped value can be anywhere. Symbolic sides are assumed not to overflow, as in
+//! Halide: such bounds hold wherever neither the expression nor the bounds overflow.
+//! (The simplifier, which assumes that nothing overflows anyway, uses a variant that
+//! skips the check.) Floats are bounded through monotonicity, for finite values (NaN is
 //! outside every interval).
 
 use super::simplify::info::{const_int, type_range};
@@ -120,7 +125,14 @@ impl std::fmt::Display for Interval {
 /// assert_eq!(b, Interval::bounded(Expr::i32(1), Expr::i32(19)));
 /// ```
 pub fn bounds_of_expr_in_scope(e: &Expr, scope: &Scope) -> Interval {
-    Bounder { scope, lets: Vec::new(), memo: HashMap::new(), env: 0, next_env: 1 }.bounds(e)
+    Bounder { scope, strict: true, lets: Vec::new(), memo: HashMap::new(), env: 0, next_env: 1 }.bounds(e)
+}
+
+/// [`bounds_of_expr_in_scope`] for the simplifier, which assumes that `Int(32)` and
+/// `Int(64)` arithmetic does not overflow: the bounds hold where nothing overflows, and an
+/// unbounded side is unbounded, not the type's limit (`x <= 62` gives `x - 63 <= -1`).
+pub(crate) fn bounds_assuming_no_overflow(e: &Expr, scope: &Scope) -> Interval {
+    Bounder { scope, strict: false, lets: Vec::new(), memo: HashMap::new(), env: 0, next_env: 1 }.bounds(e)
 }
 
 /// The range of every value of `ty`, as far as it is worth stating: the whole range for
@@ -206,6 +218,10 @@ fn nonneg(i: &Interval) -> bool {
 
 struct Bounder<'a> {
     scope: &'a Scope,
+    /// Whether the bounds must hold for the wrapped values of `Int(32)`/`Int(64)`
+    /// arithmetic at every point (what lowering checks buffers with), or only where
+    /// nothing overflows (what the simplifier assumes anyway).
+    strict: bool,
     lets: Vec<(Name, Interval)>,
     memo: HashMap<(usize, u32), (Expr, Interval)>,
     env: u32,
@@ -246,7 +262,7 @@ impl Bounder<'_> {
             }
             ExprKind::Binary(op, a, b) => {
                 let (ai, bi) = (self.bounds(a), self.bounds(b));
-                binary_bounds(*op, ty, &ai, &bi)
+                binary_bounds(*op, ty, &ai, &bi, self.strict)
             }
             ExprKind::Cmp(op, a, b) => {
                 let (ai, bi) = (self.bounds(a), self.bounds(b));
@@ -273,7 +289,8 @@ impl Bounder<'_> {
             ExprKind::Ramp { base, stride, lanes } => {
                 let (bi, si) = (self.bounds(base), self.bounds(stride));
                 let n = Interval::point(Expr::const_of(base.ty(), *lanes as i64 - 1));
-                let last = binary_bounds(BinOp::Add, ty, &bi, &binary_bounds(BinOp::Mul, ty, &si, &n));
+                let step = binary_bounds(BinOp::Mul, ty, &si, &n, self.strict);
+                let last = binary_bounds(BinOp::Add, ty, &bi, &step, self.strict);
                 bi.union(&last)
             }
             ExprKind::Broadcast { value, .. } => self.bounds(value),
@@ -310,7 +327,8 @@ fn bool_sides(i: &Interval) -> (Expr, Expr) {
 }
 
 /// Bounds of `a op b` from the operands' intervals (`ty`: the element type).
-pub(crate) fn binary_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> Interval {
+/// `strict`: see [`Bounder::strict`].
+fn binary_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval, strict: bool) -> Interval {
     // Two single values: the result is the single value of the operation (exact for
     // every type, wrap-around included).
     if a.is_single_point() && b.is_single_point() {
@@ -323,6 +341,11 @@ pub(crate) fn binary_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> 
     }
     if wraps(ty) && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
         return wrapping_bounds(op, ty, a, b);
+    }
+    if strict && no_overflow(ty) && may_overflow(op, ty, a, b) {
+        // The code wraps: an overflowing value lands anywhere in the type, so no bound
+        // holds (a wrapped bound would let a too-small buffer pass its check).
+        return Interval::everything();
     }
     let side = |x: &Option<Expr>, y: &Option<Expr>, op: BinOp| -> Option<Expr> { arith(op, x.as_ref()?, y.as_ref()?) };
     match op {
@@ -339,6 +362,52 @@ pub(crate) fn binary_bounds(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> 
             Interval::bounded(f(al, bl), f(ah, bh))
         }
         BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => bit_bounds(op, ty, a, b),
+    }
+}
+
+/// The constant sides of an integer interval, a missing side standing for the type's
+/// limit; `None` for a side that is symbolic (its value is known only at run time).
+fn envelope(ty: Type, i: &Interval) -> (Option<i128>, Option<i128>) {
+    let Some(r) = type_range(ty) else { return (None, None) };
+    let side = |e: &Option<Expr>, limit: i128| match e {
+        None => Some(limit),
+        Some(e) => const_int(e),
+    };
+    (side(&i.min, r.min), side(&i.max, r.max))
+}
+
+/// True if `a op b` in the no-overflow type `ty` leaves the type for some values that the
+/// constant sides of `a` and `b` allow. Symbolic sides are assumed not to overflow (they
+/// are coordinate expressions, as everywhere in the analysis).
+fn may_overflow(op: BinOp, ty: Type, a: &Interval, b: &Interval) -> bool {
+    let Some(r) = type_range(ty) else { return false };
+    let (a0, a1) = envelope(ty, a);
+    let (b0, b1) = envelope(ty, b);
+    let out = |x: Option<i128>, y: Option<i128>, f: fn(i128, i128) -> i128| match (x, y) {
+        (Some(x), Some(y)) => {
+            let v = f(x, y);
+            v < r.min || v > r.max
+        }
+        _ => false,
+    };
+    match op {
+        BinOp::Add => out(a0, b0, |x, y| x + y) || out(a1, b1, |x, y| x + y),
+        BinOp::Sub => out(a0, b1, |x, y| x - y) || out(a1, b0, |x, y| x - y),
+        BinOp::Mul => {
+            let m = |x, y| x * y;
+            out(a0, b0, m) || out(a0, b1, m) || out(a1, b0, m) || out(a1, b1, m)
+        }
+        // MIN / -1
+        BinOp::Div => a0 == Some(r.min) && b0.is_some_and(|v| v <= -1) && b1.is_some_and(|v| v >= -1),
+        BinOp::Shl => match const_point(b).and_then(const_int) {
+            Some(k) => {
+                let amt = (k as u64 & (ty.bits as u64 - 1)) as u32;
+                let f = Interval::point(mk(ty, 1i128 << amt.min(ty.bits as u32 - 2)));
+                amt + 1 < ty.bits as u32 && may_overflow(BinOp::Mul, ty, a, &f)
+            }
+            None => false,
+        },
+        _ => false,
     }
 }
 

@@ -47,7 +47,9 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     // Collect terms: (a + c1) + c2, (a - b) + b, x + x, ...
     let sum = Expr::add(x.clone(), y.clone());
     if let Some(lin) = linear::collect(&sum) {
-        if lin.is_reduced() {
+        // Where constants wrapped, the combination is only equal modulo 2^bits: later
+        // rules reason about Int(32)/Int(64) values as integers, so keep it as written.
+        if lin.is_reduced() && (lin.exact || !no_overflow(ty)) {
             return Some(linear::emit_linear(ty, &lin));
         }
     }

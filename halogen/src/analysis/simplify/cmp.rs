@@ -1,7 +1,7 @@
 //! Rules for comparisons.
 
 use super::info::Info;
-use super::linear::{self, Linear};
+use super::linear::{self, norm, Linear};
 use super::{fold, is_int, no_overflow, scalar_of, Simplifier, S};
 use crate::ir::{CmpOp, Expr, ExprKind, Type};
 
@@ -120,8 +120,10 @@ fn rules(s: &mut Simplifier, op: CmpOp, a: &S, b: &S) -> Option<Expr> {
         return None;
     }
     let lin = linear::collect(&Expr::sub(x.clone(), y.clone()))?;
-    // Orderings through a difference whose constants wrapped would be wrong.
-    if ordering && !lin.exact {
+    // Orderings through a difference whose constants wrapped would be wrong; so would the
+    // bounds of such a difference in a no-overflow type (x - MIN written as x + MIN has
+    // bounds that exclude 0), even for == and !=.
+    if !lin.exact && (ordering || no_overflow(ty)) {
         return None;
     }
     let zero = Info::point(0);
@@ -135,7 +137,7 @@ fn rules(s: &mut Simplifier, op: CmpOp, a: &S, b: &S) -> Option<Expr> {
     if let Some(v) = s.bounds_in_scope(&diff).and_then(|b| decide(op, b, zero)) {
         return Some(bool_const(ty, v));
     }
-    if lin.occurrences > rebalanced_size(&lin) {
+    if lin.occurrences > rebalanced_size(&lin) && (!no_overflow(ty) || !rebalance_wraps(ty, &lin)) {
         return Some(rebalance(ty, op, &lin));
     }
     None
@@ -150,6 +152,14 @@ fn rebalanced_size(lin: &Linear) -> usize {
     } else {
         pos + neg + (lin.constant != 0 || neg == 0) as usize
     }
+}
+
+/// True if [`rebalance`] would negate the type's smallest value (-MIN wraps to MIN): fine
+/// modulo 2^bits, but later rules take `Int(32)`/`Int(64)` constants at their value.
+fn rebalance_wraps(ty: Type, lin: &Linear) -> bool {
+    let wraps = |v: i64| v != 0 && norm(ty, v.wrapping_neg()) == v;
+    let has_pos = lin.terms.iter().any(|(_, k)| *k > 0);
+    lin.terms.iter().any(|(_, k)| *k < 0 && wraps(*k)) || (has_pos && wraps(lin.constant))
 }
 
 /// `P - N + c op 0` written as `P op N - c` (or `N swap(op) c` when P is empty).

@@ -1,10 +1,12 @@
 //! Constant bounds of each sub-expression, computed bottom-up while simplifying.
 //!
 //! Every integer (and bool) expression gets an [`Info`]: the smallest and largest value it
-//! can take, as mathematical integers (i128, so unsigned 64-bit values fit). The bounds
-//! are exact about wrap-around: when an operation may leave the type's range the result
-//! is widened to the whole range, so rules that use them stay exact for narrow and
-//! unsigned types. Floats carry no bounds.
+//! can take, as mathematical integers (i128, so unsigned 64-bit values fit). For narrow and
+//! unsigned types the bounds are exact about wrap-around: when an operation may leave the
+//! type's range the result is widened to the whole range, so rules that use them stay
+//! exact. `Int(32)` and `Int(64)` arithmetic is assumed not to overflow (see the module
+//! documentation of the simplifier), and its bounds are those of the exact result, which
+//! may reach past the type. Floats carry no bounds.
 
 use crate::ir::{BinOp, Expr, ExprKind, Intrinsic, Type, TypeCode};
 
@@ -58,11 +60,26 @@ pub(crate) fn type_range(ty: Type) -> Bnd {
     }
 }
 
-/// `r` if it fits the type, else the type's whole range (the operation may wrap).
+/// The bounds of a result whose exact value lies in `r`: `r` if it fits the type, else the
+/// type's whole range (the operation may wrap). `Int(32)` and `Int(64)` values are
+/// integers to the simplifier (it assumes their arithmetic does not overflow), so their
+/// bounds stay exact: clipped, they would let a rule that assumes no overflow decide
+/// `x + y <= 2147483647` on the wrapped value.
 fn fit(ty: Type, r: Info) -> Bnd {
     let range = type_range(ty)?;
-    Some(if r.within(range) { r } else { range })
+    Some(if r.within(range) {
+        r
+    } else if super::no_overflow(ty) {
+        Info::new(r.min.clamp(-BEYOND, BEYOND), r.max.clamp(-BEYOND, BEYOND))
+    } else {
+        range
+    })
 }
+
+/// Where the exact bounds of `Int(32)`/`Int(64)` results saturate: far beyond every value
+/// of every type, so that comparisons with those values still decide the same, and far
+/// enough below `i128::MAX` that the arithmetic on bounds cannot overflow.
+const BEYOND: i128 = 1 << 120;
 
 /// The value of an integer constant (scalar or broadcast), as a mathematical integer.
 pub(crate) fn const_int(e: &Expr) -> Option<i128> {
@@ -114,9 +131,9 @@ pub(crate) fn binary(op: BinOp, ty: Type, a: Bnd, b: Bnd) -> Bnd {
     };
     let bits = ty.bits as u32;
     match op {
-        BinOp::Add => fit(ty, Info::new(a.min + b.min, a.max + b.max)),
-        BinOp::Sub => fit(ty, Info::new(a.min - b.max, a.max - b.min)),
-        BinOp::Mul => corners(ty, a, b, |x, y| x.checked_mul(y)),
+        BinOp::Add => fit(ty, Info::new(a.min.saturating_add(b.min), a.max.saturating_add(b.max))),
+        BinOp::Sub => fit(ty, Info::new(a.min.saturating_sub(b.max), a.max.saturating_sub(b.min))),
+        BinOp::Mul => corners(ty, a, b, |x, y| Some(x.saturating_mul(y))),
         BinOp::Div => {
             if let Some(c) = b.as_const() {
                 if c == 0 {
@@ -172,10 +189,7 @@ pub(crate) fn binary(op: BinOp, ty: Type, a: Bnd, b: Bnd) -> Bnd {
             Some(k) => {
                 let amt = super::fold::shift_amount(bits, k as i64);
                 let f = 1i128 << amt;
-                match (a.min.checked_mul(f), a.max.checked_mul(f)) {
-                    (Some(lo), Some(hi)) => fit(ty, Info::new(lo, hi)),
-                    _ => Some(range),
-                }
+                fit(ty, Info::new(a.min.saturating_mul(f), a.max.saturating_mul(f)))
             }
             None => Some(range),
         },
@@ -244,11 +258,8 @@ pub(crate) fn ramp(ty: Type, base: Bnd, stride: Bnd, lanes: u16) -> Bnd {
         (Some(b), Some(s)) => {
             // Lane i is base + i * stride for i in [0, n].
             let n = lanes as i128 - 1;
-            let (lo, hi) = match (s.min.checked_mul(n), s.max.checked_mul(n)) {
-                (Some(lo), Some(hi)) => (lo.min(0), hi.max(0)),
-                _ => return Some(range),
-            };
-            fit(ty.element(), Info::new(b.min + lo, b.max + hi))
+            let (lo, hi) = (s.min.saturating_mul(n).min(0), s.max.saturating_mul(n).max(0));
+            fit(ty.element(), Info::new(b.min.saturating_add(lo), b.max.saturating_add(hi)))
         }
         _ => Some(range),
     }

@@ -7,7 +7,7 @@
 
 use super::info::type_range;
 use super::{Binding, Simplifier, S};
-use crate::analysis::interval::bounds_of_expr_in_scope;
+use crate::analysis::interval::bounds_assuming_no_overflow;
 use crate::analysis::substitute::{expr_binds_any, free_vars};
 use crate::ir::{Expr, ExprKind, Name};
 use std::collections::HashSet;
@@ -45,7 +45,7 @@ pub(super) fn visit(s: &mut Simplifier, e: &Expr) -> S {
             Binding::Replace(v.clone(), vi)
         } else {
             let iv = if !s.scope.is_empty() && v.ty().is_scalar() {
-                Some(bounds_of_expr_in_scope(&v, &s.scope))
+                Some(bounds_assuming_no_overflow(&v, &s.scope))
             } else {
                 None
             };

@@ -14,14 +14,21 @@
 //! IR's pinned semantics (wrapping integers, Euclidean `/` and `%`, f32 rounding). Rules
 //! that only hold when nothing overflows (`x + 1 < x + 2`, `min(x, x + 3)`, `(x * 8) / 4`)
 //! are used for `Int(32)` and `Int(64)` only, the types of coordinate arithmetic, as
-//! Halide does (and never where folding their constants would itself wrap); float
-//! expressions get constant folding and exact identities only (`x * 1.0`, `x - 0.0`,
-//! `x + -0.0`), never reassociation. Fuzz tests check `eval(e) == eval(simplify(e))`.
+//! Halide does: the simplifier reasons about their values as integers, so the result
+//! equals the original wherever neither overflows (near the limits a rewrite may overflow
+//! where the original did not: `max(x, 256) - 256` becomes `max(x - 256, 0)`, which wraps
+//! for x near -2^31). To keep that reasoning sound, these types never get a
+//! rewrite that folds a constant which wraps (`(x + 2147483647) + 1` stays as written: as
+//! `x + -2147483648` a later rule would take it for a negative offset), and their constant
+//! bounds (`info.rs`) are those of the exact result. Float expressions get constant folding
+//! and exact identities only (`x * 1.0`, `x - 0.0`, `x + -0.0`), never reassociation. Fuzz
+//! tests check `eval(e) == eval(simplify(e))`.
 //!
 //! [`simplify_stmt`] also carries the intervals of enclosing `For` loops and `LetStmt`s
 //! and the conditions of enclosing `if`s (`stmt.rs`), and proves comparisons and
-//! `min`/`max` with them through
-//! [`bounds_of_expr_in_scope`].
+//! `min`/`max` with them through the interval analysis
+//! ([`bounds_of_expr_in_scope`](crate::analysis::bounds_of_expr_in_scope), in the variant
+//! that assumes no overflow).
 
 mod add;
 mod bits;
@@ -48,7 +55,7 @@ mod tests;
 
 use self::fold::Scalar;
 use self::info::{Bnd, Info};
-use super::interval::{bounds_of_expr_in_scope, Interval, Scope};
+use super::interval::{bounds_assuming_no_overflow, Interval, Scope};
 use super::substitute::expr_uses_var;
 use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type};
@@ -202,7 +209,7 @@ impl Simplifier {
                     if !expr_uses_var(e, name) {
                         return Some(e.clone());
                     }
-                    let r = bounds_of_expr_in_scope(e, &self.scope);
+                    let r = bounds_assuming_no_overflow(e, &self.scope);
                     let side = if lower { r.min } else { r.max }?;
                     (!expr_uses_var(&side, name)).then_some(side)
                 };
@@ -350,7 +357,7 @@ impl Simplifier {
         // The bounds may be symbolic (min(99 - n, -6)); their own constant bounds decide.
         // They mention no variable of the scope any more, so a simplifier without one
         // finds those (and cannot come back here).
-        let iv = bounds_of_expr_in_scope(diff, &self.scope);
+        let iv = bounds_assuming_no_overflow(diff, &self.scope);
         let mut plain = Simplifier::new();
         let lo = iv.min.as_ref().and_then(|e| plain.mutate(e).1).map(|i| i.min).unwrap_or(i128::MIN);
         let hi = iv.max.as_ref().and_then(|e| plain.mutate(e).1).map(|i| i.max).unwrap_or(i128::MAX);

@@ -1,6 +1,6 @@
 //! Rules for `a * b`.
 
-use super::{fold_binary, is_int, vector, Simplifier, S};
+use super::{fold_binary, folds_exactly, is_int, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `a * b` (operands simplified), or `None` to keep the node.
@@ -41,20 +41,23 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     if x.is_const() && !y.is_const() {
         return Some(Expr::mul(y.clone(), x.clone()));
     }
-    // Integer +, - and * are a ring modulo 2^bits: these hold under wrap-around.
+    // Integer +, - and * are a ring modulo 2^bits: these hold under wrap-around. For
+    // Int(32)/Int(64) only where the folded constant does not wrap: later rules reason
+    // about those values as integers, and a wrapped constant would mislead them.
     if y.is_const() {
         if let ExprKind::Binary(op, p, q) = x.kind() {
+            let exact = |c: &Expr| !no_overflow(ty) || folds_exactly(BinOp::Mul, c, y);
             match op {
                 // (p * c1) * c2 -> p * (c1 * c2)
-                BinOp::Mul if q.is_const() => {
+                BinOp::Mul if q.is_const() && exact(q) => {
                     return Some(Expr::mul(p.clone(), fold_binary(BinOp::Mul, q, y)?));
                 }
                 // (p + c1) * c2 -> p * c2 + c1 * c2 (and -)
-                BinOp::Add | BinOp::Sub if q.is_const() => {
+                BinOp::Add | BinOp::Sub if q.is_const() && exact(q) => {
                     return Some(Expr::binary(*op, Expr::mul(p.clone(), y.clone()), fold_binary(BinOp::Mul, q, y)?));
                 }
                 // (c1 - q) * c2 -> c1 * c2 - q * c2
-                BinOp::Sub if p.is_const() => {
+                BinOp::Sub if p.is_const() && exact(p) => {
                     return Some(Expr::sub(fold_binary(BinOp::Mul, p, y)?, Expr::mul(q.clone(), y.clone())));
                 }
                 _ => {}

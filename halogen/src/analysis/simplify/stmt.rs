@@ -11,7 +11,7 @@ use super::cmp::negate;
 use super::info::{const_int, type_range, Info};
 use super::let_::is_trivial;
 use super::{no_overflow, Binding, Saved, Simplifier};
-use crate::analysis::interval::{bounds_of_expr_in_scope, Interval};
+use crate::analysis::interval::{bounds_assuming_no_overflow, Interval};
 use crate::analysis::substitute::{free_vars, stmt_binds_any};
 use crate::ir::stack;
 use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, VectorTail, Visitor};
@@ -111,7 +111,7 @@ impl Simplifier {
             } else {
                 // Keep the value's interval when it says more than "the value itself".
                 let iv = if v.ty().is_scalar() && v.ty().is_int_or_uint() {
-                    let iv = bounds_of_expr_in_scope(&v, &self.scope);
+                    let iv = bounds_assuming_no_overflow(&v, &self.scope);
                     let informative = iv.min.as_ref().is_some_and(|e| e.is_const())
                         || iv.max.as_ref().is_some_and(|e| e.is_const())
                         || !iv.is_single_point();

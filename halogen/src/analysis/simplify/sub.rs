@@ -41,7 +41,8 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     // Cancel terms: (a + b) - a, (a + c) - (b + c), ...
     let diff = Expr::sub(x.clone(), y.clone());
     if let Some(lin) = linear::collect(&diff) {
-        if lin.is_reduced() {
+        // Not where constants wrapped in a no-overflow type (see `add.rs`).
+        if lin.is_reduced() && (lin.exact || !no_overflow(ty)) {
             return Some(linear::emit_linear(ty, &lin));
         }
     }
