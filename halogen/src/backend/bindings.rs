@@ -34,7 +34,10 @@ pub use crate::ir::COORDINATE_LIMIT;
 fn check_coordinates(what: &str, dims: &[BufferDim]) -> Result<()> {
     for (d, dim) in dims.iter().enumerate() {
         let (first, last) = (dim.min as i64, dim.min as i64 + dim.extent as i64 - 1);
-        if dim.extent > 0 && (first < -COORDINATE_LIMIT || last >= COORDINATE_LIMIT) {
+        // An empty dimension still has a min that lowering computes with.
+        let outside = first < -COORDINATE_LIMIT
+            || if dim.extent > 0 { last >= COORDINATE_LIMIT } else { first > COORDINATE_LIMIT };
+        if outside {
             return Err(Error::Buffer(format!(
                 "{what} dimension {d} covers [{first}, {last}], outside the coordinates Halogen computes \
                  with, [{}, {}]: its loop bounds could wrap around in 32 bits",

@@ -34,7 +34,8 @@ fn buffers_reaching_toward_the_integer_limits_are_errors() {
     let (input, gain, brighter) = brighten();
     for target in targets_under_test() {
         let c = Pipeline::new(&[&f]).compile(&target).unwrap();
-        for (min, extent) in [(i32::MAX - 4, 5), (i32::MIN, 3), (1 << 30, 1), (-(1 << 30) - 1, 2)] {
+        // An empty dimension still has a min that the loop bounds are computed from.
+        for (min, extent) in [(i32::MAX - 4, 5), (i32::MIN, 3), (1 << 30, 1), (-(1 << 30) - 1, 2), (i32::MAX, 0)] {
             let mut out = Buffer::<i32>::with_min(&[min], &[extent]);
             let e = c.realize(&Args::new(), &mut out).unwrap_err().to_string();
             let last = min as i64 + extent as i64 - 1;
@@ -161,5 +162,55 @@ fn the_generated_checks_hold_without_the_rust_side() {
              Halogen computes with, [-1073741824, 1073741823]",
             "{target}"
         );
+    }
+}
+
+#[test]
+fn regions_that_wrap_around_in_32_bits_are_errors() {
+    // in(x * 4) for x in [2^29 - 1, 2^29]: the region [2^31 - 4, 2^31] wrapped to
+    // [2147483644, -2147483648], which read as empty, so the check passed and the loads
+    // went 8 GiB past the input.
+    let input = ImageParam::new(Type::i32(), 1, "inp");
+    let x = Var::new("x");
+    let scaled = Func::new("scaled");
+    scaled.def(x, input.at(x * 4));
+    // Through a Func computed at root: its bounds wrap before any check sees them.
+    let (g, h) = (Func::new("g"), Func::new("h"));
+    g.def(x, input.at(x) + 1);
+    h.def(x, g.at(x * 4));
+    g.compute_root();
+    let img = Buffer::<i32>::from_fn(&[40], |c| c[0] * 10);
+    for target in targets_under_test() {
+        for (f, want) in [
+            (&scaled, "Input buffer 'inp' is too small: dimension 0 needs [2147483644, 2147483648]"),
+            (&h, "Func 'g' is needed in dimension 0 over [2147483644, 2147483648], outside the coordinates"),
+        ] {
+            let c = Pipeline::new(&[f]).compile(&target).unwrap();
+            let mut args = Args::new();
+            args.image(&input, &img);
+            let mut out = Buffer::<i32>::with_min(&[(1 << 29) - 1], &[2]);
+            let e = c.realize(&args, &mut out).unwrap_err().to_string();
+            assert!(e.contains(want), "{target}: {e}");
+            // Within the coordinates, the same pipelines run.
+            let mut out = Buffer::<i32>::new(&[10]);
+            c.realize(&args, &mut out).unwrap();
+            let offset = if &*f.name() == "h" { 1 } else { 0 };
+            assert_eq!(out.as_slice(), &(0..10).map(|v| v * 40 + offset).collect::<Vec<_>>()[..], "{target}");
+        }
+    }
+}
+
+#[test]
+fn an_index_that_overflows_over_a_constant_range_cannot_be_bounded() {
+    // min(r * 2^22, 5) for r in [0, 1000) was bounded by [0, 5], but from r = 512 on the
+    // product wraps: the load at 2^31 before the input passed its check.
+    let input = ImageParam::new(Type::i32(), 1, "inp");
+    let x = Var::new("x");
+    let r = RDom::new(&[(Expr::from(0), Expr::from(1000))]);
+    let f = Func::new("total");
+    f.def(x, sum(input.at(min(r.x() * (1 << 22), 5))));
+    for target in targets_under_test() {
+        let e = crate::common::compile_error(&target, &f);
+        assert!(e.contains("'inp'") && e.contains("cannot bound"), "{target}: {e}");
     }
 }
