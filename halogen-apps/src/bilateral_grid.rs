@@ -17,7 +17,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -57,8 +57,23 @@ pub struct BilateralGrid {
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand"];
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "s_sigma", default: 8.0, help: "grid cell size in pixels (a positive integer)" },
-    ParamSpec { name: "r_sigma", default: 0.1, help: "grid cell size in intensity (0 < r_sigma <= 1)" },
+    ParamSpec {
+        name: "s_sigma",
+        default: 8.0,
+        help: "grid cell size in pixels",
+        min: 1.0,
+        max: 256.0,
+        kind: ParamKind::Integer,
+    },
+    // Smaller cells make a grid of 1 / r_sigma intensity levels: 100 at most.
+    ParamSpec {
+        name: "r_sigma",
+        default: 0.1,
+        help: "grid cell size in intensity",
+        min: 0.01,
+        max: 1.0,
+        kind: ParamKind::Real,
+    },
 ];
 
 /// Halide's float lerp: `a (1 - w) + b w` (Halogen's `lerp` is `a + (b - a) w`).
@@ -85,13 +100,6 @@ impl BilateralGrid {
     /// Builds the algorithm from `config` (`s_sigma`, `r_sigma`).
     pub fn with_config(config: &Config) -> Result<BilateralGrid> {
         let v = config.resolve("bilateral_grid", PARAMS)?;
-        let bad = |message: String| AppError::Param { app: "bilateral_grid", message };
-        if v[0] < 1.0 || v[0].fract() != 0.0 || v[0] > 256.0 {
-            return Err(bad(format!("s_sigma must be an integer in [1, 256], got {}", v[0])));
-        }
-        if !(v[1] > 0.0 && v[1] <= 1.0) {
-            return Err(bad(format!("r_sigma must be in (0, 1], got {}", v[1])));
-        }
         Ok(BilateralGrid::with_sigmas(v[0] as i32, v[1]))
     }
 

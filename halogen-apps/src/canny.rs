@@ -30,7 +30,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -69,8 +69,22 @@ pub struct Canny {
 // lowering it takes minutes.
 const SCHEDULES: &[&str] = &["root", "hand"];
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "low", default: 50.0, help: "weak-edge threshold on |gx| + |gy| (1 to 2040, <= high)" },
-    ParamSpec { name: "high", default: 150.0, help: "strong-edge threshold on |gx| + |gy| (1 to 2040)" },
+    ParamSpec {
+        name: "low",
+        default: 50.0,
+        help: "weak-edge threshold on |gx| + |gy| (at most high)",
+        min: 1.0,
+        max: MAX_MAG,
+        kind: ParamKind::Integer,
+    },
+    ParamSpec {
+        name: "high",
+        default: 150.0,
+        help: "strong-edge threshold on |gx| + |gy|",
+        min: 1.0,
+        max: MAX_MAG,
+        kind: ParamKind::Integer,
+    },
 ];
 
 /// `tan(22.5°) ≈ TAN_NUM / TAN_DEN`: the boundary between the axis directions and the
@@ -96,14 +110,11 @@ impl Canny {
     /// Builds the algorithm from `config` (`low`, `high`).
     pub fn with_config(config: &Config) -> Result<Canny> {
         let v = config.resolve("canny", PARAMS)?;
-        let bad = |message: String| AppError::Param { app: "canny", message };
-        for (name, val) in [("low", v[0]), ("high", v[1])] {
-            if !(1.0..=MAX_MAG).contains(&val) || val.fract() != 0.0 {
-                return Err(bad(format!("{name} must be an integer in [1, {MAX_MAG}], got {val}")));
-            }
-        }
         if v[0] > v[1] {
-            return Err(bad(format!("low must not exceed high, got low = {} and high = {}", v[0], v[1])));
+            return Err(AppError::Param {
+                app: "canny",
+                message: format!("low must not exceed high, got low = {} and high = {}", v[0], v[1]),
+            });
         }
         Ok(Canny::with_thresholds(v[0] as i32, v[1] as i32))
     }

@@ -28,7 +28,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::prelude::*;
 
 /// The layer's Funcs and inputs.
@@ -63,9 +63,30 @@ pub struct ConvLayer {
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand"];
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "channels_in", default: 32.0, help: "input channels (1 to 1024)" },
-    ParamSpec { name: "channels_out", default: 32.0, help: "output channels (1 to 1024)" },
-    ParamSpec { name: "batch", default: 4.0, help: "images per batch in the generated inputs (1 to 64)" },
+    ParamSpec {
+        name: "channels_in",
+        default: 32.0,
+        help: "input channels",
+        min: 1.0,
+        max: 1024.0,
+        kind: ParamKind::Integer,
+    },
+    ParamSpec {
+        name: "channels_out",
+        default: 32.0,
+        help: "output channels",
+        min: 1.0,
+        max: 1024.0,
+        kind: ParamKind::Integer,
+    },
+    ParamSpec {
+        name: "batch",
+        default: 4.0,
+        help: "images per batch in the generated inputs",
+        min: 1.0,
+        max: 64.0,
+        kind: ParamKind::Integer,
+    },
 ];
 
 /// The vector width for `f32` on AVX2.
@@ -91,14 +112,6 @@ impl ConvLayer {
     /// Builds the layer from `config` (`channels_in`, `channels_out`, `batch`).
     pub fn with_config(config: &Config) -> Result<ConvLayer> {
         let v = config.resolve("conv_layer", PARAMS)?;
-        for (name, val, hi) in [("channels_in", v[0], 1024.0), ("channels_out", v[1], 1024.0), ("batch", v[2], 64.0)] {
-            if !(1.0..=hi).contains(&val) || val.fract() != 0.0 {
-                return Err(AppError::Param {
-                    app: "conv_layer",
-                    message: format!("{name} must be an integer in [1, {hi}], got {val}"),
-                });
-            }
-        }
         Ok(ConvLayer::with_sizes(v[0] as i32, v[1] as i32, v[2] as i32))
     }
 
@@ -157,13 +170,28 @@ impl ConvLayer {
         // Halide also unrolls the block's 3 columns. Here the block is narrower where the
         // image is, so its width is not a constant; unrolling it by a split of 3 guards every
         // statement, which made the layer three times slower than the plain column loop.
-        self.conv.compute_at(&self.out, xo).vectorize(c, VEC).unroll_full(c);
-        self.conv
-            .update_stage(0)
-            .reorder(&[c.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into()])
-            .vectorize(c, VEC)
-            .unroll_full(c)
-            .unroll(rx, 2);
+        if self.channels_out <= TILE_C {
+            // One block covers every channel: the compiler sees a constant channel count.
+            self.conv.compute_at(&self.out, xo).vectorize(c, VEC).unroll_full(c);
+            self.conv
+                .update_stage(0)
+                .reorder(&[c.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into()])
+                .vectorize(c, VEC)
+                .unroll_full(c);
+        } else {
+            // Several blocks: each block's channel range starts at a loop variable, so its
+            // extent (always TILE_C: the output's last block shifts inwards) is not a
+            // constant to the compiler; a split by TILE_C makes the unrolled loop constant.
+            let (cb, cv) = (Var::new("cb"), Var::new("cv"));
+            self.conv.compute_at(&self.out, xo).split(c, cb, cv, TILE_C).vectorize(cv, VEC).unroll_full(cv);
+            self.conv
+                .update_stage(0)
+                .split(c, cb, cv, TILE_C)
+                .reorder(&[cv.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into(), cb.into()])
+                .vectorize(cv, VEC)
+                .unroll_full(cv);
+        }
+        self.conv.update_stage(0).unroll(rx, 2);
     }
 
     /// Every Func at root, serial and scalar.

@@ -210,6 +210,11 @@ impl DynBuffer {
     /// Compares with `expected`: same type and shape, and every element within
     /// `tolerance`. The error says how many differ and where the worst one is.
     ///
+    /// Non-finite values are compared exactly: NaN matches only NaN, and an infinity only
+    /// the infinity of the same sign. The scale of a relative tolerance is the largest
+    /// finite `|expected|`, so an infinity in the reference cannot widen the tolerance to
+    /// infinity; a non-finite mismatch counts as the worst difference.
+    ///
     /// ```
     /// use halogen::prelude::*;
     /// use halogen_apps::{DynBuffer, Tolerance};
@@ -217,6 +222,9 @@ impl DynBuffer {
     /// let b = DynBuffer::from(Buffer::from_vec(vec![1.0f32, 2.0001], &[2]).unwrap());
     /// assert!(a.compare(&b, Tolerance::Exact).is_err());
     /// assert!(a.compare(&b, Tolerance::Relative(1e-4)).is_ok());
+    /// let inf = DynBuffer::from(Buffer::from_vec(vec![f32::INFINITY, 2.0001], &[2]).unwrap());
+    /// assert!(a.compare(&inf, Tolerance::Relative(1e-4)).is_err());
+    /// assert!(inf.compare(&inf, Tolerance::Exact).is_ok());
     /// ```
     pub fn compare(&self, expected: &DynBuffer, tolerance: Tolerance) -> Result<Agreement, Mismatch> {
         if self.ty() != expected.ty() || self.extents() != expected.extents() || self.mins() != expected.mins() {
@@ -226,19 +234,25 @@ impl DynBuffer {
             });
         }
         let (a, b) = (self.to_f64_vec(), expected.to_f64_vec());
-        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+        let scale = b.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
         let limit = match tolerance {
             Tolerance::Exact => 0.0,
             Tolerance::Relative(r) => r * scale,
         };
         let mut bad = 0usize;
         let mut worst = (0usize, 0.0f64);
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            let d = if x.is_nan() && y.is_nan() { 0.0 } else { (x - y).abs() };
-            let d = if d.is_nan() { f64::INFINITY } else { d };
+        for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
+            let d = if x.is_finite() && y.is_finite() {
+                (x - y).abs()
+            } else if x == y || (x.is_nan() && y.is_nan()) {
+                0.0
+            } else {
+                f64::INFINITY
+            };
             if d > limit {
                 bad += 1;
             }
+            // Strictly greater: the first of several non-finite mismatches is reported.
             if d > worst.1 {
                 worst = (i, d);
             }
@@ -273,7 +287,8 @@ impl DynBuffer {
 pub enum Tolerance {
     /// Bit for bit (integer apps, and float apps on the same order of operations).
     Exact,
-    /// Every `|a - b| <= r * max|expected|` (Halide's fixtures use `1e-4`).
+    /// Every `|a - b| <= r * max|expected|`, the max over the finite expected values
+    /// (Halide's fixtures use `1e-4`); non-finite values must be equal.
     Relative(f64),
 }
 
@@ -302,7 +317,7 @@ pub enum Mismatch {
         count: usize,
         /// Out of.
         total: usize,
-        /// Coordinates of the largest difference.
+        /// Coordinates of the largest difference (of the first non-finite mismatch, if any).
         at: Vec<i32>,
         /// The value there.
         got: f64,
@@ -316,10 +331,49 @@ impl fmt::Display for Mismatch {
         match self {
             Mismatch::Shape { got, expected } => write!(f, "shape differs: got {got}, expected {expected}"),
             Mismatch::Values { count, total, at, got, expected } => {
-                write!(f, "{count} of {total} values differ; the largest difference is at {at:?}: got {got}, expected {expected}")
+                // Only a non-finite mismatch has a non-finite value at the worst place.
+                let which = if got.is_finite() && expected.is_finite() {
+                    "the largest difference"
+                } else {
+                    "the first non-finite mismatch"
+                };
+                write!(f, "{count} of {total} values differ; {which} is at {at:?}: got {got}, expected {expected}")
             }
         }
     }
 }
 
 impl std::error::Error for Mismatch {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: &[f32]) -> DynBuffer {
+        Buffer::from_vec(v.to_vec(), &[v.len() as i32]).unwrap().into()
+    }
+
+    #[test]
+    fn non_finite_values_compare_exactly() {
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        let tol = Tolerance::Relative(1e-4);
+        // An infinity in the reference used to make the tolerance infinite.
+        let e = f32s(&[1.0, inf, 2.0]).compare(&f32s(&[5.0, inf, 2.0]), tol).unwrap_err();
+        assert_eq!(e.to_string(), "1 of 3 values differ; the largest difference is at [0]: got 1, expected 5");
+        // NaN matches NaN at the same place only; inf only inf of the same sign.
+        let e = f32s(&[nan, 1.0]).compare(&f32s(&[1.0, nan]), tol).unwrap_err();
+        assert_eq!(e.to_string(), "2 of 2 values differ; the first non-finite mismatch is at [0]: got NaN, expected 1");
+        let e = f32s(&[0.0, -inf]).compare(&f32s(&[0.0, inf]), tol).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "1 of 2 values differ; the first non-finite mismatch is at [1]: got -inf, expected inf"
+        );
+        let e = f32s(&[nan]).compare(&f32s(&[inf]), Tolerance::Exact).unwrap_err();
+        assert!(e.to_string().contains("got NaN, expected inf"), "{e}");
+        // Equal non-finite values agree, and the scale comes from the finite ones.
+        let a = f32s(&[nan, inf, -inf, 100.0, 1.0]).compare(&f32s(&[nan, inf, -inf, 100.005, 1.0]), tol).unwrap();
+        assert!((a.max_abs - 0.005).abs() < 1e-3 && a.max_rel.is_finite(), "{a:?}");
+        let e = f32s(&[inf, 100.0]).compare(&f32s(&[inf, 100.5]), tol).unwrap_err();
+        assert!(e.to_string().contains("at [1]: got 100, expected 100.5"), "{e}");
+    }
+}

@@ -33,7 +33,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -75,7 +75,14 @@ pub struct Interpolate {
 // at the default ten levels it takes over ten minutes to lower today, which would stall
 // `halogen bench`.
 const SCHEDULES: &[&str] = &["root", "hand"];
-const PARAMS: &[ParamSpec] = &[ParamSpec { name: "levels", default: 10.0, help: "pyramid levels (1 to 16)" }];
+const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "levels",
+    default: 10.0,
+    help: "pyramid levels",
+    min: 1.0,
+    max: 16.0,
+    kind: ParamKind::Integer,
+}];
 
 /// The level whose consumer reads it through a clamp (Halide's choice), as `l - 1` of the
 /// consumer `l == 4`.
@@ -103,12 +110,6 @@ impl Interpolate {
     /// Builds the algorithm from `config` (`levels`).
     pub fn with_config(config: &Config) -> Result<Interpolate> {
         let v = config.resolve("interpolate", PARAMS)?;
-        if !(1.0..=16.0).contains(&v[0]) || v[0].fract() != 0.0 {
-            return Err(AppError::Param {
-                app: "interpolate",
-                message: format!("levels must be an integer in [1, 16], got {}", v[0]),
-            });
-        }
         Ok(Interpolate::with_levels(v[0] as usize))
     }
 

@@ -111,12 +111,14 @@ pub enum AppError {
 /// Shorthand for results with [`AppError`].
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
 
-/// One construction parameter an app accepts (`halogen run APP ... --param name=value`).
+/// One construction parameter an app accepts (`halogen run APP ... --param name=value`),
+/// with the values it accepts: every one of them builds an app that compiles and runs.
 ///
 /// ```
 /// let app = halogen_apps::build("bilateral_grid", "naive", &Default::default()).unwrap();
 /// let names: Vec<&str> = app.params().iter().map(|p| p.name).collect();
 /// assert_eq!(names, ["s_sigma", "r_sigma"]);
+/// assert_eq!(app.params()[1].range_text(), "a number from 0.01 to 1");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParamSpec {
@@ -126,6 +128,53 @@ pub struct ParamSpec {
     pub default: f64,
     /// What it means.
     pub help: &'static str,
+    /// The smallest value accepted.
+    pub min: f64,
+    /// The largest value accepted.
+    pub max: f64,
+    /// Which numbers from `min` to `max` are accepted.
+    pub kind: ParamKind,
+}
+
+/// Which numbers a [`ParamSpec`] accepts between its `min` and `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Any number.
+    Real,
+    /// Whole numbers.
+    Integer,
+    /// Odd whole numbers.
+    OddInteger,
+}
+
+impl ParamSpec {
+    /// The accepted values in words: `a number from 0.01 to 1`, `an integer from 1 to 16`.
+    pub fn range_text(&self) -> String {
+        let what = match self.kind {
+            ParamKind::Real => "a number",
+            ParamKind::Integer => "an integer",
+            ParamKind::OddInteger => "an odd integer",
+        };
+        format!("{what} from {} to {}", self.min, self.max)
+    }
+
+    /// Whether `value` is one this parameter accepts.
+    ///
+    /// ```
+    /// use halogen_apps::{ParamKind, ParamSpec};
+    /// let p = ParamSpec { name: "k", default: 3.0, help: "", min: 1.0, max: 15.0, kind: ParamKind::OddInteger };
+    /// assert!(p.accepts(15.0) && !p.accepts(4.0) && !p.accepts(17.0) && !p.accepts(f64::NAN));
+    /// ```
+    pub fn accepts(&self, value: f64) -> bool {
+        // NaN fails the range test.
+        let in_range = value >= self.min && value <= self.max;
+        in_range
+            && match self.kind {
+                ParamKind::Real => true,
+                ParamKind::Integer => value.fract() == 0.0,
+                ParamKind::OddInteger => value.fract() == 0.0 && value.rem_euclid(2.0) == 1.0,
+            }
+    }
 }
 
 /// Construction parameters given by name (`k=v` pairs); each app reads the ones it
@@ -136,6 +185,7 @@ pub struct ParamSpec {
 /// let c = Config::parse(&["s_sigma=4", "r_sigma=0.2"]).unwrap();
 /// assert_eq!(c.get("s_sigma"), Some("4"));
 /// assert!(Config::parse(&["oops"]).is_err());
+/// assert!(Config::parse(&["k=1", "k=2"]).is_err());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
@@ -143,15 +193,18 @@ pub struct Config {
 }
 
 impl Config {
-    /// Parses `key=value` strings.
+    /// Parses `key=value` strings. A key given twice is an error, not the last one winning.
     pub fn parse<S: AsRef<str>>(pairs: &[S]) -> std::result::Result<Config, String> {
         let mut c = Config::default();
         for p in pairs {
             let p = p.as_ref();
-            let (k, v) = p.split_once('=').ok_or_else(|| format!("parameter '{p}' is not of the form key=value"))?;
+            let (k, v) = p.split_once('=').ok_or_else(|| format!("parameter '{p}' is not of the form name=value"))?;
             let (k, v) = (k.trim(), v.trim());
             if k.is_empty() {
-                return Err(format!("parameter '{p}' has an empty key"));
+                return Err(format!("parameter '{p}' has an empty name"));
+            }
+            if let Some(first) = c.values.get(k) {
+                return Err(format!("parameter '{k}' is given twice ({k}={first} and {k}={v})"));
             }
             c.values.insert(k.to_string(), v.to_string());
         }
@@ -180,17 +233,24 @@ impl Config {
         self.values.is_empty()
     }
 
-    /// Checks every key against `specs` and returns the value of each spec, in order
-    /// (the default where none is given). Errors name the app, the key and the choices.
+    /// Checks every key against `specs` and every value against its spec's range, and
+    /// returns the value of each spec, in order (the default where none is given). Errors
+    /// name the app, the parameter, the value and what is accepted.
     ///
     /// ```
-    /// use halogen_apps::{Config, ParamSpec};
-    /// const SPECS: &[ParamSpec] = &[ParamSpec { name: "k", default: 2.0, help: "" }];
+    /// use halogen_apps::{Config, ParamKind, ParamSpec};
+    /// const SPECS: &[ParamSpec] =
+    ///     &[ParamSpec { name: "k", default: 2.0, help: "", min: 1.0, max: 8.0, kind: ParamKind::Integer }];
     /// assert_eq!(Config::default().resolve("demo", SPECS).unwrap(), vec![2.0]);
     /// let c = Config::parse(&["k=5"]).unwrap();
     /// assert_eq!(c.resolve("demo", SPECS).unwrap(), vec![5.0]);
     /// let bad = Config::parse(&["j=5"]).unwrap();
     /// assert!(bad.resolve("demo", SPECS).unwrap_err().to_string().contains("'j'"));
+    /// let big = Config::parse(&["k=9"]).unwrap();
+    /// assert_eq!(
+    ///     big.resolve("demo", SPECS).unwrap_err().to_string(),
+    ///     "app 'demo': parameter 'k' must be an integer from 1 to 8, got 9"
+    /// );
     /// ```
     pub fn resolve(&self, app: &'static str, specs: &[ParamSpec]) -> Result<Vec<f64>> {
         for k in self.values.keys() {
@@ -208,9 +268,12 @@ impl Config {
             .iter()
             .map(|s| match self.values.get(s.name) {
                 None => Ok(s.default),
-                Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| AppError::Param {
-                    app,
-                    message: format!("parameter '{}' must be a number, got '{v}'", s.name),
+                Some(v) => v.parse::<f64>().ok().filter(|&x| s.accepts(x)).ok_or_else(|| {
+                    let got = if v.is_empty() { "nothing" } else { v.as_str() };
+                    AppError::Param {
+                        app,
+                        message: format!("parameter '{}' must be {}, got {got}", s.name, s.range_text()),
+                    }
                 }),
             })
             .collect()
@@ -364,6 +427,27 @@ const REGISTRY: &[Entry] = &[
     Entry { name: "pyramid_blend", make: |c| boxed(pyramid_blend::PyramidBlend::with_config(c)) },
     Entry { name: "exposure_fusion", make: |c| boxed(exposure_fusion::ExposureFusion::with_config(c)) },
 ];
+
+/// Input `spec` of `app` made from a picture (planar RGB `f32` in `[0, 1]`, `(x, y, c)`) by
+/// the conversion [`App::inputs_from_rgb`] applies by default: to gray for one channel,
+/// to the input's type. An input that is not a picture (`channels == 0`) is an error.
+///
+/// ```
+/// use halogen::prelude::*;
+/// let app = halogen_apps::create("pyramid_blend", &Default::default()).unwrap();
+/// let rgb = Buffer::<f32>::from_fn(&[4, 3, 3], |c| c[2] as f32 / 2.0);
+/// let mask = halogen_apps::picture_input(app.name(), &rgb, &app.input_specs()[2]).unwrap();
+/// assert_eq!(mask.extents(), vec![4, 3]);
+/// ```
+pub fn picture_input(app: &'static str, rgb: &Buffer<f32>, spec: &InputSpec) -> Result<DynBuffer> {
+    if spec.channels == 0 {
+        return Err(AppError::Input {
+            app,
+            message: format!("input '{}' ({}) is not a picture; give it as a .npy array", spec.name, spec.values),
+        });
+    }
+    common::convert_picture(app, rgb, spec)
+}
 
 /// The names of every app, in the order the tools list them.
 ///

@@ -16,7 +16,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -41,7 +41,14 @@ pub struct MaxFilter {
 }
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand"];
-const PARAMS: &[ParamSpec] = &[ParamSpec { name: "radius", default: 4.0, help: "half-width of the square (0 to 64)" }];
+const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "radius",
+    default: 4.0,
+    help: "half-width of the square",
+    min: 0.0,
+    max: 64.0,
+    kind: ParamKind::Integer,
+}];
 
 impl Default for MaxFilter {
     fn default() -> Self {
@@ -74,12 +81,6 @@ impl MaxFilter {
     /// Builds the algorithm from `config` (`radius`).
     pub fn with_config(config: &Config) -> Result<MaxFilter> {
         let v = config.resolve("max_filter", PARAMS)?;
-        if !(0.0..=64.0).contains(&v[0]) || v[0].fract() != 0.0 {
-            return Err(AppError::Param {
-                app: "max_filter",
-                message: format!("radius must be an integer in [0, 64], got {}", v[0]),
-            });
-        }
         Ok(MaxFilter::with_radius(v[0] as i32))
     }
 

@@ -30,7 +30,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -71,9 +71,30 @@ pub struct NlMeans {
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand"];
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "patch_size", default: 7.0, help: "side of the patches compared (odd, 1 to 15)" },
-    ParamSpec { name: "search_area", default: 7.0, help: "side of the search window (odd, 1 to 21)" },
-    ParamSpec { name: "sigma", default: 0.12, help: "filtering strength (> 0)" },
+    ParamSpec {
+        name: "patch_size",
+        default: 7.0,
+        help: "side of the patches compared",
+        min: 1.0,
+        max: 15.0,
+        kind: ParamKind::OddInteger,
+    },
+    ParamSpec {
+        name: "search_area",
+        default: 7.0,
+        help: "side of the search window",
+        min: 1.0,
+        max: 21.0,
+        kind: ParamKind::OddInteger,
+    },
+    ParamSpec {
+        name: "sigma",
+        default: 0.12,
+        help: "filtering strength",
+        min: 0.001,
+        max: 100.0,
+        kind: ParamKind::Real,
+    },
 ];
 
 /// The vector width for `f32` on AVX2.
@@ -101,15 +122,6 @@ impl NlMeans {
     /// Builds the algorithm from `config` (`patch_size`, `search_area`, `sigma`).
     pub fn with_config(config: &Config) -> Result<NlMeans> {
         let v = config.resolve("nl_means", PARAMS)?;
-        let bad = |message: String| AppError::Param { app: "nl_means", message };
-        for (name, val, hi) in [("patch_size", v[0], 15.0), ("search_area", v[1], 21.0)] {
-            if !(1.0..=hi).contains(&val) || val.fract() != 0.0 || (val as i32) % 2 == 0 {
-                return Err(bad(format!("{name} must be an odd integer in [1, {hi}], got {val}")));
-            }
-        }
-        if v[2] <= 0.0 {
-            return Err(bad(format!("sigma must be positive, got {}", v[2])));
-        }
         Ok(NlMeans::with_params(v[0] as i32, v[1] as i32, v[2] as f32))
     }
 

@@ -78,7 +78,9 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Result<&'a str, NpyError> {
     Ok(rest.trim())
 }
 
-/// Parses the bytes of an `.npy` file.
+/// Parses the bytes of an `.npy` file. A shape that needs more data than there are bytes,
+/// or an axis longer than a buffer dimension, is an error that gives the numbers, found
+/// before anything is allocated.
 pub fn from_bytes(bytes: &[u8]) -> Result<DynBuffer, NpyError> {
     if bytes.len() < 10 || !bytes.starts_with(MAGIC) {
         return Err(NpyError::Format("missing the \\x93NUMPY magic".into()));
@@ -104,22 +106,56 @@ pub fn from_bytes(bytes: &[u8]) -> Result<DynBuffer, NpyError> {
         return Err(NpyError::Format("Fortran-order arrays are not supported".into()));
     }
     let shape_text = dict_value(header, "shape")?;
-    let shape: Vec<i32> = shape_text
+    let shape: Vec<u64> = shape_text
         .trim_matches(|c| c == '(' || c == ')')
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<i32>().map_err(|_| NpyError::Format(format!("bad shape {shape_text}"))))
+        .map(|s| {
+            s.parse::<u64>()
+                .map_err(|_| NpyError::Format(format!("shape {shape_text}: '{s}' is not a non-negative integer")))
+        })
         .collect::<Result<_, _>>()?;
-    let extents: Vec<i32> = shape.iter().rev().copied().collect();
-    let count: usize = extents.iter().map(|&e| e.max(0) as usize).product();
+    let ty = match descr {
+        "|u1" | "<u1" | "u1" => Type::u8(),
+        "<u2" => Type::u16(),
+        "<i4" => Type::i32(),
+        "<f4" => Type::f32(),
+        d => return Err(NpyError::Format(format!("dtype '{d}' is not supported (u1, <u2, <i4, <f4 are)"))),
+    };
+    let size = ty.bytes() as u64;
+    if let Some((d, &e)) = shape.iter().enumerate().find(|(_, &e)| e > i32::MAX as u64) {
+        return Err(NpyError::Format(format!(
+            "shape {shape_text}: axis {d} has {e} elements, more than the {} a buffer dimension holds",
+            i32::MAX
+        )));
+    }
+    // Counted in u128 and checked against the file before anything is allocated: a
+    // header may claim any shape.
+    let count = shape.iter().try_fold(1u128, |n, &e| n.checked_mul(u128::from(e)));
     let data = &bytes[hstart + hlen..];
+    let need = count.and_then(|n| n.checked_mul(u128::from(size)));
+    if need.is_none_or(|need| need > data.len() as u128) {
+        let elements = match count {
+            Some(n) => n.to_string(),
+            None => format!("about {:.3e}", shape.iter().map(|&e| e as f64).product::<f64>()),
+        };
+        let bytes = match need {
+            Some(n) => n.to_string(),
+            None => format!("about {:.3e}", shape.iter().map(|&e| e as f64).product::<f64>() * size as f64),
+        };
+        let unit = if size == 1 { "byte" } else { "bytes" };
+        return Err(NpyError::Format(format!(
+            "shape {shape_text} has {elements} elements of {size} {unit} ({bytes} bytes), but the file holds {} \
+             data bytes",
+            data.len()
+        )));
+    }
+    let extents: Vec<i32> = shape.iter().rev().map(|&e| e as i32).collect();
+    let count = count.unwrap_or(0) as usize;
     fn take<T: Element>(data: &[u8], count: usize, extents: &[i32]) -> Result<Buffer<T>, NpyError> {
         let size = std::mem::size_of::<T>();
         let need = count * size;
-        if data.len() < need {
-            return Err(NpyError::Format(format!("{} data bytes for {count} elements of {size} bytes", data.len())));
-        }
         // Read into a buffer from `Buffer::try_new` (large ones get huge pages) rather than
         // a collected Vec, so that pipelines read files as fast as their own buffers.
         let mut b = Buffer::<T>::try_new(extents).map_err(|e| NpyError::Format(e.to_string()))?;
@@ -128,14 +164,12 @@ pub fn from_bytes(bytes: &[u8]) -> Result<DynBuffer, NpyError> {
         }
         Ok(b)
     }
-    let b = match descr {
-        "|u1" | "<u1" | "u1" => DynBuffer::U8(take::<u8>(data, count, &extents)?),
-        "<u2" => DynBuffer::U16(take::<u16>(data, count, &extents)?),
-        "<i4" => DynBuffer::I32(take::<i32>(data, count, &extents)?),
-        "<f4" => DynBuffer::F32(take::<f32>(data, count, &extents)?),
-        d => return Err(NpyError::Format(format!("dtype '{d}' is not supported (u1, <u2, <i4, <f4 are)"))),
-    };
-    Ok(b)
+    Ok(match ty {
+        t if t == Type::u8() => DynBuffer::U8(take::<u8>(data, count, &extents)?),
+        t if t == Type::u16() => DynBuffer::U16(take::<u16>(data, count, &extents)?),
+        t if t == Type::i32() => DynBuffer::I32(take::<i32>(data, count, &extents)?),
+        _ => DynBuffer::F32(take::<f32>(data, count, &extents)?),
+    })
 }
 
 /// One little-endian element from its bytes (element types are plain old data).
@@ -216,5 +250,43 @@ mod tests {
         bytes.extend_from_slice(header.as_bytes());
         bytes.extend_from_slice(&[0; 8]);
         assert!(from_bytes(&bytes).unwrap_err().to_string().contains("<f8"));
+    }
+
+    fn header_only(descr: &str, shape: &str, data: usize) -> Vec<u8> {
+        let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&vec![0; data]);
+        bytes
+    }
+
+    #[test]
+    fn huge_shapes_are_counted_without_wrapping_or_allocating() {
+        let err = |descr: &str, shape: &str, data: usize| {
+            from_bytes(&header_only(descr, shape, data)).unwrap_err().to_string()
+        };
+        let m = i32::MAX;
+        assert_eq!(
+            err("|u1", &format!("({m}, {m}, {m})"), 0),
+            format!(
+                "not a supported .npy array: shape ({m}, {m}, {m}) has 9903520300447984150353281023 elements of 1 \
+                 byte (9903520300447984150353281023 bytes), but the file holds 0 data bytes"
+            )
+        );
+        assert_eq!(
+            err("<f4", "(3, 65536, 65536)", 12),
+            "not a supported .npy array: shape (3, 65536, 65536) has 12884901888 elements of 4 bytes \
+             (51539607552 bytes), but the file holds 12 data bytes"
+        );
+        // Past u128: the numbers are approximate, and still right.
+        let e = err("<u2", &format!("({m}, {m}, {m}, {m}, {m})"), 0);
+        assert!(e.contains("has about 4.567e46 elements of 2 bytes (about 9.134e46 bytes)"), "{e}");
+        assert!(err("<f4", "(-1, 5)", 0).contains("'-1' is not a non-negative integer"));
+        assert!(err("|u1", "(1, 3000000000)", 0).contains("axis 1 has 3000000000 elements"));
+        assert!(err("<f8", "(2,)", 16).contains("'<f8' is not supported"));
+        // Too few bytes for a small shape too.
+        assert!(err("<u2", "(2, 3)", 11)
+            .ends_with("has 6 elements of 2 bytes (12 bytes), but the file holds 11 data bytes"));
     }
 }

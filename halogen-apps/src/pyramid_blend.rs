@@ -26,7 +26,7 @@
 
 use crate::common;
 use crate::pyramid::{self, Collapse, Gaussian, Laplacian, Planes, Sampler};
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::prelude::*;
 
 /// The blend's Funcs and inputs.
@@ -66,8 +66,14 @@ pub struct PyramidBlend {
 }
 
 const SCHEDULES: &[&str] = &["root", "hand"];
-const PARAMS: &[ParamSpec] =
-    &[ParamSpec { name: "levels", default: 5.0, help: "pyramid levels, counting the base (1 to 10)" }];
+const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "levels",
+    default: 5.0,
+    help: "pyramid levels, counting the base",
+    min: 1.0,
+    max: 10.0,
+    kind: ParamKind::Integer,
+}];
 
 impl Default for PyramidBlend {
     fn default() -> Self {
@@ -79,12 +85,6 @@ impl PyramidBlend {
     /// Builds the algorithm from `config` (`levels`).
     pub fn with_config(config: &Config) -> Result<PyramidBlend> {
         let v = config.resolve("pyramid_blend", PARAMS)?;
-        if !(1.0..=10.0).contains(&v[0]) || v[0].fract() != 0.0 {
-            return Err(AppError::Param {
-                app: "pyramid_blend",
-                message: format!("levels must be an integer in [1, 10], got {}", v[0]),
-            });
-        }
         Ok(PyramidBlend::with_levels(v[0] as usize))
     }
 
@@ -374,6 +374,6 @@ mod tests {
         assert!(app.reference(&inputs).unwrap_err().to_string().contains("3 input"));
         let bad = Config::parse(&["levels=0"]).unwrap();
         let e = PyramidBlend::with_config(&bad).err().expect("levels=0 is refused").to_string();
-        assert!(e.contains("levels") && e.contains("[1, 10]"), "{e}");
+        assert!(e.ends_with("parameter 'levels' must be an integer from 1 to 10, got 0"), "{e}");
     }
 }

@@ -19,7 +19,7 @@
 //! ```
 
 use crate::common;
-use crate::{App, AppError, Config, DynBuffer, InputSpec, ParamSpec, Result, Tolerance};
+use crate::{App, Config, DynBuffer, InputSpec, ParamKind, ParamSpec, Result, Tolerance};
 use halogen::boundary;
 use halogen::prelude::*;
 
@@ -60,8 +60,14 @@ pub struct Resize {
 }
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand"];
-const PARAMS: &[ParamSpec] =
-    &[ParamSpec { name: "scale", default: 2.0, help: "output size / input size (0.125 to 8)" }];
+const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "scale",
+    default: 2.0,
+    help: "output size / input size",
+    min: 0.125,
+    max: 8.0,
+    kind: ParamKind::Real,
+}];
 
 /// The Keys cubic convolution kernel with `a = -0.5`, as an expression of `|t|`.
 fn cubic(t: Expr) -> Expr {
@@ -176,12 +182,6 @@ impl Resize {
     /// Builds the algorithm from `config` (`scale`).
     pub fn with_config(config: &Config) -> Result<Resize> {
         let v = config.resolve("resize", PARAMS)?;
-        if !(0.125..=8.0).contains(&v[0]) {
-            return Err(AppError::Param {
-                app: "resize",
-                message: format!("scale must be in [0.125, 8], got {}", v[0]),
-            });
-        }
         Ok(Resize::with_scale(v[0] as f32))
     }
 

@@ -391,24 +391,13 @@ impl Drop for TempCache {
     }
 }
 
-/// The inputs of app `name`: loaded from `files` (in the app's input order) if any, else
-/// synthetic ones of the output size `size`.
-fn bench_inputs(app: &dyn App, files: &[PathBuf], size: Size) -> Result<Vec<DynBuffer>, CliError> {
-    if files.is_empty() {
-        return Ok(app.make_inputs(size.width, size.height, 42));
-    }
-    let specs = app.input_specs();
-    if files.len() != specs.len() {
-        return Err(CliError::new(format!(
-            "{} takes {} input(s) ({}), but {} --input file(s) were given",
-            app.name(),
-            specs.len(),
-            specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "),
-            files.len()
-        )));
-    }
+/// The inputs of `app` made from `files` (in the app's input order, or one picture).
+fn file_inputs(app: &dyn App, files: &[PathBuf]) -> Result<Vec<DynBuffer>, CliError> {
     let loaded: Vec<imageio::Loaded> = files.iter().map(|f| imageio::load(f)).collect::<Result<_, _>>()?;
-    imageio::app_inputs(app, loaded)
+    let inputs = imageio::app_inputs(app, loaded)?;
+    // Sizes that do not fit the app are found here, before anything is compiled.
+    app.output_extents(&inputs)?;
+    Ok(inputs)
 }
 
 /// `halogen bench`.
@@ -416,9 +405,7 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
     if o.protocol.runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
     }
-    if !(o.scale > 0.0 && o.scale <= 1e3) {
-        return Err(CliError::new(format!("--scale must be a positive number, got {}", o.scale)));
-    }
+    schedule::check_scale(o.scale)?;
     if let Some(t) = o.threads {
         if t == 0 {
             return Err(CliError::new("--threads must be at least 1"));
@@ -434,10 +421,21 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
     if !o.inputs.is_empty() && names.len() != 1 {
         return Err(CliError::new("--input needs exactly one app to benchmark"));
     }
+    // Files are read once, before anything is timed.
+    let files = match names.as_slice() {
+        [name] if !o.inputs.is_empty() => {
+            let app = halogen_apps::create(name, &config_for(name, &o.params, &names)?)?;
+            Some(file_inputs(app.as_ref(), &o.inputs)?)
+        }
+        _ => None,
+    };
     // Validate everything before timing anything.
     let mut plan: Vec<(String, String)> = Vec::new();
     for name in &names {
         let app = halogen_apps::create(name, &config_for(name, &o.params, &names)?)?;
+        if o.size.is_none() {
+            schedule::scaled(name, schedule::default_size(name), o.scale)?;
+        }
         match &o.schedules {
             None => plan.extend(schedule::default_schedules(app.as_ref()).into_iter().map(|s| (name.clone(), s))),
             Some(list) => {
@@ -446,10 +444,7 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
                         plan.push((name.clone(), s.clone()));
                     } else if !o.apps.is_empty() {
                         // Named apps must have every schedule asked for.
-                        return Err(halogen_apps::build(name, s, &Config::default())
-                            .err()
-                            .map(CliError::from)
-                            .unwrap_or_else(|| CliError::new(format!("app '{name}' has no schedule '{s}'"))));
+                        schedule::check_schedule(app.as_ref(), s)?;
                     }
                 }
             }
@@ -473,7 +468,7 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
     let mut rows = Vec::new();
     for (name, sched) in &plan {
         bar.set_message(format!("{name} / {sched}"));
-        let result = bench_one(name, sched, o, &names, &run);
+        let result = bench_one(name, sched, o, &names, &run, files.as_deref());
         rows.push(Row { app: name.clone(), schedule: sched.clone(), result: result.map_err(|e| e.to_string()) });
         bar.inc(1);
     }
@@ -513,14 +508,20 @@ fn bench_one(
     o: &BenchOptions,
     names: &[String],
     run: &RunOptions,
+    files: Option<&[DynBuffer]>,
 ) -> Result<Timing, CliError> {
     let config = config_for(name, &o.params, names)?;
-    let size = o.size.unwrap_or_else(|| schedule::scaled(schedule::default_size(name), o.scale));
-    // Inputs come from an app of the same name before scheduling: the auto-scheduler
-    // plans for their extents.
-    let probe = halogen_apps::create(name, &config)?;
-    let inputs = bench_inputs(probe.as_ref(), &o.inputs, size)?;
-    drop(probe);
+    // Inputs come before scheduling: the auto-scheduler plans for their extents.
+    let inputs = match files {
+        Some(f) => f.to_vec(),
+        None => {
+            let size = match o.size {
+                Some(s) => s,
+                None => schedule::scaled(name, schedule::default_size(name), o.scale)?,
+            };
+            halogen_apps::create(name, &config)?.make_inputs(size.width, size.height, 42)
+        }
+    };
     let built = schedule::build_app(name, sched, &config, Some(&inputs), o.threads)?;
     let (timing, out) = time_app(&built, sched, &inputs, run)?;
     if let Some(dir) = &o.save_outputs {

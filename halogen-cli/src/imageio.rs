@@ -46,6 +46,9 @@ pub enum Loaded {
 
 /// Loads an input: `.npy` as an array, anything else as a picture (PNG, JPEG or TIFF).
 pub fn load(path: &Path) -> Result<Loaded, CliError> {
+    if path.is_dir() {
+        return Err(CliError::new(format!("{}: is a folder; give an input file", path.display())));
+    }
     let is_npy = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if is_npy {
         let b = halogen_apps::npy::read(path)
@@ -131,12 +134,16 @@ fn expected(spec: &InputSpec) -> String {
 
 /// An app's inputs from loaded files, in the app's input order.
 ///
-/// - An array is passed as it is; its type and shape must be the input's.
+/// - One picture for an app with several inputs makes all of them, as the app makes them
+///   from a picture (`App::inputs_from_rgb`).
+/// - Otherwise there is one file per input. An array is passed as it is; its type and
+///   shape must be the input's.
 /// - A one-channel 8- or 16-bit picture whose type is the input's, for a one-channel input,
 ///   is passed with its values unchanged (a 16-bit gray PNG holding a raw Bayer mosaic is
 ///   camera_pipe's input as it is).
-/// - Any other picture is converted as the app converts pictures (to gray, to the input's
-///   type, to a mosaic, ...). One picture for an app with several inputs makes all of them.
+/// - Any other picture is converted: as the app converts pictures (to gray, to the input's
+///   type, to a mosaic, ...) for an app with one input, to the input's channels and type
+///   for one of several inputs.
 pub fn app_inputs(app: &dyn App, loaded: Vec<Loaded>) -> Result<Vec<DynBuffer>, CliError> {
     let specs = app.input_specs();
     if let [Loaded::Picture { rgb, .. }] = loaded.as_slice() {
@@ -145,15 +152,10 @@ pub fn app_inputs(app: &dyn App, loaded: Vec<Loaded>) -> Result<Vec<DynBuffer>, 
         }
     }
     if loaded.len() != specs.len() {
-        return Err(CliError::new(format!(
-            "{} takes {} input(s), but {} file(s) were given",
-            app.name(),
-            specs.len(),
-            loaded.len()
-        )));
+        return Err(count_error(app, &specs, &loaded));
     }
     let mut inputs = Vec::with_capacity(specs.len());
-    for (i, (spec, l)) in specs.iter().zip(loaded).enumerate() {
+    for (spec, l) in specs.iter().zip(loaded) {
         inputs.push(match l {
             Loaded::Array(b) if fits(&b, spec) => b,
             Loaded::Array(b) => {
@@ -168,16 +170,73 @@ pub fn app_inputs(app: &dyn App, loaded: Vec<Loaded>) -> Result<Vec<DynBuffer>, 
                 )));
             }
             Loaded::Picture { gray: Some(g), .. } if spec.channels == 1 && fits(&g, spec) => g,
-            Loaded::Picture { rgb, .. } => {
-                let mut made = app.inputs_from_rgb(&rgb)?;
-                if i >= made.len() {
-                    return Err(CliError::new(format!("{} makes no input {i} from a picture", app.name())));
-                }
-                made.swap_remove(i)
-            }
+            Loaded::Picture { rgb, .. } if specs.len() == 1 => app
+                .inputs_from_rgb(&rgb)?
+                .pop()
+                .ok_or_else(|| CliError::new(format!("{} makes no input from a picture", app.name())))?,
+            Loaded::Picture { rgb, .. } => halogen_apps::picture_input(app.name(), &rgb, spec)?,
         });
     }
     Ok(inputs)
+}
+
+/// Why `loaded` are not as many files as `specs` are inputs.
+fn count_error(app: &dyn App, specs: &[InputSpec], loaded: &[Loaded]) -> CliError {
+    let n = specs.len();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let takes = format!("{} takes {n} input{} ({})", app.name(), if n == 1 { "" } else { "s" }, names.join(", "));
+    let given = match loaded {
+        [] => "no file was given".to_string(),
+        [Loaded::Array(_)] => "the one file given is an array, which makes one input".to_string(),
+        [_] => "1 file was given".to_string(),
+        _ => format!("{} files were given", loaded.len()),
+    };
+    if n == 1 {
+        CliError::new(format!("{takes}, but {given}"))
+    } else {
+        CliError::new(format!("{takes}, but {given}; give {n} files in that order, or one picture to make them all"))
+    }
+}
+
+/// Checks, before anything is computed, that `path` can be an output: a known format, not
+/// a folder, in a folder that exists.
+pub fn check_output(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::new(format!("{}: is a folder; give the output file's name", path.display())));
+    }
+    format_of(path)?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(CliError::new(format!(
+            "{}: cannot write there: {} is not an existing folder",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The width, height and channels of a buffer of these extents saved as a picture: gray
+/// `(x, y)` or `(x, y, 1)`, or RGB `(x, y, 3)`.
+fn picture_shape(extents: &[i32]) -> Option<(i32, i32, usize)> {
+    match extents {
+        [w, h] | [w, h, 1] => Some((*w, *h, 1)),
+        [w, h, 3] => Some((*w, *h, 3)),
+        _ => None,
+    }
+}
+
+/// Checks that `app`'s output of these extents can be saved as a picture (else it must go
+/// to a `.npy` file).
+pub fn check_picture(app: &dyn App, extents: &[i32]) -> Result<(), CliError> {
+    match picture_shape(extents) {
+        Some(_) => Ok(()),
+        None => Err(CliError::new(format!(
+            "{}'s output has extents {extents:?}, which is not a picture (gray WxH or RGB WxHx3); write it to a \
+             .npy file",
+            app.name()
+        ))),
+    }
 }
 
 /// Whether `path` names a `.npy` file (which [`save`] writes with the values unchanged).
@@ -191,20 +250,19 @@ pub fn is_npy(path: &Path) -> bool {
 pub fn save(path: &Path, b: &DynBuffer) -> Result<(), CliError> {
     let format = format_of(path)?;
     if format == Format::Npy {
-        return halogen_apps::npy::write(path, b)
-            .map_err(|e| CliError::new(format!("{}: cannot write the array: {e}", path.display())));
+        return halogen_apps::npy::write(path, b).map_err(|e| {
+            let cause = match e {
+                // The path is said once, first.
+                halogen_apps::npy::NpyError::Io { source, .. } => source.to_string(),
+                e => e.to_string(),
+            };
+            CliError::new(format!("{}: cannot write the array: {cause}", path.display()))
+        });
     }
     let ext = b.extents();
-    let (w, h, channels) = match ext.as_slice() {
-        [w, h] => (*w, *h, 1),
-        [w, h, 3] => (*w, *h, 3),
-        [w, h, 1] => (*w, *h, 1),
-        _ => {
-            return Err(CliError::new(format!(
-                "cannot save a buffer of extents {ext:?} as a picture (gray WxH or RGB WxHx3 only)"
-            )))
-        }
-    };
+    let (w, h, channels) = picture_shape(&ext).ok_or_else(|| {
+        CliError::new(format!("cannot save a buffer of extents {ext:?} as a picture (gray WxH or RGB WxHx3 only)"))
+    })?;
     let (uw, uh) = (w as u32, h as u32);
     let plane = (w * h) as usize;
     let wide = format != Format::Jpeg && b.ty() != Type::u8();

@@ -6,6 +6,7 @@
 //! halogen run blur in.png out.png --schedule hand
 //! halogen run camera_pipe data/photos/coffee_small_bayer.png out.png
 //! halogen run harris in.npy out.npy --schedule auto
+//! halogen run pyramid_blend a.png b.png mask.png out.png
 //! halogen bench blur harris --size 512x384 --schedule hand,auto --json
 //! halogen bench blur --scale 0.25 --runs 10 --max-runs 50 --threads 2 --fresh-cache --cached-jit
 //! halogen lower blur --schedule hand_sliding
@@ -21,7 +22,7 @@ mod schedule;
 
 use clap::{Parser, Subcommand};
 use halogen::prelude::*;
-use halogen_apps::{App, Config};
+use halogen_apps::{App, Config, ParamKind};
 use std::fmt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -99,6 +100,13 @@ impl std::fmt::Display for TargetArg {
     }
 }
 
+/// The largest side, in pixels, of an image the command makes (`--size`, `--scale`).
+pub const MAX_SIDE: i32 = 65536;
+
+/// The most pixels an image the command makes may have: a planar RGB buffer of this many,
+/// with an app's margins, keeps its channel stride within `i32`.
+pub const MAX_PIXELS: i64 = 1 << 30;
+
 /// An image size `WxH`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
@@ -112,10 +120,13 @@ impl std::str::FromStr for Size {
     type Err = String;
     fn from_str(s: &str) -> Result<Size, String> {
         let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not a size like 640x480"))?;
-        let parse = |v: &str| v.trim().parse::<i32>().ok().filter(|&n| (1..=65536).contains(&n));
+        let parse = |v: &str| v.trim().parse::<i32>().ok().filter(|&n| (1..=MAX_SIDE).contains(&n));
         match (parse(w), parse(h)) {
+            (Some(width), Some(height)) if width as i64 * height as i64 > MAX_PIXELS => {
+                Err(format!("'{s}' has {} pixels, over the limit of {MAX_PIXELS}", width as i64 * height as i64))
+            }
             (Some(width), Some(height)) => Ok(Size { width, height }),
-            _ => Err(format!("'{s}' is not a size like 640x480 (sides from 1 to 65536)")),
+            _ => Err(format!("'{s}' is not a size like 640x480 (sides from 1 to {MAX_SIDE})")),
         }
     }
 }
@@ -138,7 +149,7 @@ enum Command {
     /// List the apps with their schedules and parameters.
     List {
         /// Print JSON: one object per app with its name, description, schedules, inputs,
-        /// parameters and default benchmark size.
+        /// parameters (with the range each accepts) and default benchmark size.
         #[arg(long)]
         json: bool,
     },
@@ -146,10 +157,13 @@ enum Command {
     Run {
         /// The app (see `halogen list`).
         app: String,
-        /// Input: a picture (PNG, JPEG or TIFF; 8 or 16 bits; gray or RGB), converted to what
-        /// the app reads, or a `.npy` array of exactly the app's input type and shape. A
-        /// 16-bit gray picture given to camera_pipe is its raw Bayer mosaic.
-        input: PathBuf,
+        /// Inputs: one file per input of the app, in the order `halogen list` shows, or one
+        /// picture for an app with several inputs (all of them are made from it). A file is
+        /// a picture (PNG, JPEG or TIFF; 8 or 16 bits; gray or RGB), converted to what the
+        /// app reads, or a `.npy` array of exactly the input's type and shape. A 16-bit gray
+        /// picture given to camera_pipe is its raw Bayer mosaic.
+        #[arg(required = true, num_args = 1.., value_name = "INPUT")]
+        inputs: Vec<PathBuf>,
         /// Output: a picture (.png, .jpg or .tif: PNG and TIFF keep 16 bits) or a `.npy`
         /// array (the raw output values).
         output: PathBuf,
@@ -175,8 +189,9 @@ enum Command {
     Bench {
         /// Apps to time (all if none are named).
         apps: Vec<String>,
-        /// Output size of the synthetic inputs (default: each app's benchmark size, the one
-        /// `shared/anchors/halide_bench.py` uses where it has the app; see `halogen list`).
+        /// Output size of the synthetic inputs, at most 65536 pixels a side and 2^30 pixels
+        /// (default: each app's benchmark size, the one `shared/anchors/halide_bench.py` uses
+        /// where it has the app; see `halogen list`).
         #[arg(long, conflicts_with_all = ["scale", "inputs"])]
         size: Option<Size>,
         /// Scale the default sizes as `halide_bench.py --scale` does (sides times this,
@@ -212,7 +227,8 @@ enum Command {
         #[arg(long)]
         cached_jit: bool,
         /// Input file (`.npy` array or picture; repeat for apps with several inputs, in the
-        /// order `halogen list` shows) instead of synthetic inputs; needs exactly one app.
+        /// order `halogen list` shows, or give one picture to make them all) instead of
+        /// synthetic inputs; needs exactly one app.
         #[arg(long = "input", value_name = "FILE")]
         inputs: Vec<PathBuf>,
         /// Write each output to this folder as `<app>_<schedule>.npy`.
@@ -292,10 +308,18 @@ fn cmd_list(json: bool) -> Result<(), CliError> {
                 .params()
                 .iter()
                 .map(|p| {
+                    let kind = match p.kind {
+                        ParamKind::Real => "real",
+                        ParamKind::Integer => "integer",
+                        ParamKind::OddInteger => "odd integer",
+                    };
                     format!(
-                        "{{\"name\": {}, \"default\": {}, \"help\": {}}}",
+                        "{{\"name\": {}, \"default\": {}, \"min\": {}, \"max\": {}, \"kind\": {}, \"help\": {}}}",
                         json_string(p.name),
                         p.default,
+                        p.min,
+                        p.max,
+                        json_string(kind),
                         json_string(p.help)
                     )
                 })
@@ -319,7 +343,7 @@ fn cmd_list(json: bool) -> Result<(), CliError> {
             app.input_specs().iter().map(|i| format!("{} ({} {}ch: {})", i.name, i.ty, i.channels, i.values)).collect();
         println!("{:<16} inputs: {}", "", inputs.join("; "));
         for p in app.params() {
-            println!("{:<16} --param {}={} ({})", "", p.name, p.default, p.help);
+            println!("{:<16} --param {}={} ({}; {})", "", p.name, p.default, p.help, p.range_text());
         }
     }
     if json {
@@ -331,7 +355,7 @@ fn cmd_list(json: bool) -> Result<(), CliError> {
 #[allow(clippy::too_many_arguments)]
 fn cmd_run(
     app: &str,
-    input: &std::path::Path,
+    files: &[PathBuf],
     output: &std::path::Path,
     schedule: &str,
     target: TargetArg,
@@ -340,9 +364,19 @@ fn cmd_run(
     raw: bool,
 ) -> Result<(), CliError> {
     let config = config(params)?;
-    // Inputs first: the auto-scheduler plans for their size.
-    let loaded = imageio::load(input)?;
-    let inputs = imageio::app_inputs(halogen_apps::create(app, &config)?.as_ref(), vec![loaded])?;
+    // Everything the user gave is checked before the (slow) compile: the app, its
+    // parameters and schedule, the output's name, the inputs' types and sizes.
+    let probe = halogen_apps::create(app, &config)?;
+    schedule::check_schedule(probe.as_ref(), schedule)?;
+    imageio::check_output(output)?;
+    let loaded = files.iter().map(|f| imageio::load(f)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = imageio::app_inputs(probe.as_ref(), loaded)?;
+    let extents = probe.output_extents(&inputs)?;
+    if !imageio::is_npy(output) {
+        imageio::check_picture(probe.as_ref(), &extents)?;
+    }
+    drop(probe);
+    // Built after the inputs are known: the auto-scheduler plans for their size.
     let app = schedule::build_app(app, schedule, &config, Some(&inputs), None)?.app;
     let t0 = Instant::now();
     let compiled = app.compile(&target.target())?;
@@ -385,8 +419,8 @@ fn cmd_lower(app: &str, schedule: &str, params: &[String]) -> Result<(), CliErro
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::List { json } => cmd_list(json),
-        Command::Run { app, input, output, schedule, target, params, check, raw } => {
-            cmd_run(&app, &input, &output, &schedule, target, &params, check, raw)
+        Command::Run { app, inputs, output, schedule, target, params, check, raw } => {
+            cmd_run(&app, &inputs, &output, &schedule, target, &params, check, raw)
         }
         Command::Bench {
             apps,

@@ -1,7 +1,7 @@
 //! Building an app under a named schedule, including `auto` (the auto-scheduler planning
 //! for the sizes actually run), and the benchmark sizes of each app.
 
-use crate::{CliError, Size};
+use crate::{CliError, Size, MAX_PIXELS, MAX_SIDE};
 use halogen::prelude::*;
 use halogen_apps::{App, Config, DynBuffer};
 use std::time::Instant;
@@ -33,6 +33,18 @@ pub fn has_schedule(app: &dyn App, schedule: &str) -> bool {
     schedule == AUTO || app.schedules().contains(&schedule)
 }
 
+/// `Err` naming the app, the schedule and the app's schedules unless `app` has `schedule`.
+pub fn check_schedule(app: &dyn App, schedule: &str) -> Result<(), CliError> {
+    if has_schedule(app, schedule) {
+        return Ok(());
+    }
+    Err(CliError::new(format!(
+        "app '{}' has no schedule '{schedule}'; its schedules are: {}",
+        app.name(),
+        default_schedules(app).join(", ")
+    )))
+}
+
 /// Builds app `name` with `config` and `schedule`. For [`AUTO`] (unless the app has a
 /// schedule of that name itself) the auto-scheduler writes the schedule: it plans for the
 /// extents of `inputs` and of the output they give where `inputs` are known, else for the
@@ -45,6 +57,7 @@ pub fn build_app(
     threads: Option<usize>,
 ) -> Result<BuiltApp, CliError> {
     let app = halogen_apps::create(name, config)?;
+    check_schedule(app.as_ref(), schedule)?;
     if schedule != AUTO || app.schedules().contains(&AUTO) {
         app.apply_schedule(schedule)?;
         return Ok(BuiltApp { app, autoschedule_s: None, auto_source: None });
@@ -106,14 +119,51 @@ pub fn default_size(app: &str) -> Size {
     Size { width, height }
 }
 
-/// `size` scaled as `halide_bench.py --scale` scales its images: each side multiplied by
-/// `scale`, rounded down to a multiple of 16, and at least 64.
-pub fn scaled(size: Size, scale: f64) -> Size {
-    if scale == 1.0 {
-        return size;
+/// `v` for a message: exponent notation where plain digits would run long.
+pub fn number(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
-    let side = |n: i32| (((n as f64 * scale) as i32) / 16 * 16).max(64);
-    Size { width: side(size.width), height: side(size.height) }
+}
+
+/// Checks a `--scale` factor on its own: a finite, positive number.
+pub fn check_scale(scale: f64) -> Result<(), CliError> {
+    if !scale.is_finite() {
+        return Err(CliError::new(format!("--scale must be a finite number, got {scale}")));
+    }
+    if scale <= 0.0 {
+        return Err(CliError::new(format!("--scale must be positive, got {}", number(scale))));
+    }
+    Ok(())
+}
+
+/// `size` scaled as `halide_bench.py --scale` scales its images: each side multiplied by
+/// `scale`, rounded down to a multiple of 16, and at least 64. `Err` (naming `app`) for a
+/// side over [`MAX_SIDE`] or an image over [`MAX_PIXELS`] pixels; `scale` must have passed
+/// [`check_scale`].
+pub fn scaled(app: &str, size: Size, scale: f64) -> Result<Size, CliError> {
+    if scale == 1.0 {
+        return Ok(size);
+    }
+    // In f64 until checked: a cast to i32 would saturate and hide the real size.
+    let side = |n: i32| ((n as f64 * scale) / 16.0).floor() * 16.0;
+    let (w, h) = (side(size.width).max(64.0), side(size.height).max(64.0));
+    let limit = if w > MAX_SIDE as f64 || h > MAX_SIDE as f64 {
+        format!("{MAX_SIDE} pixels a side")
+    } else if w * h > MAX_PIXELS as f64 {
+        format!("{MAX_PIXELS} pixels")
+    } else {
+        return Ok(Size { width: w as i32, height: h as i32 });
+    };
+    Err(CliError::new(format!(
+        "--scale {} is too large: {app}'s {size} image would be {}x{}, {} pixels, over the limit of {limit}",
+        number(scale),
+        number(w),
+        number(h),
+        number(w * h)
+    )))
 }
 
 #[cfg(test)]
@@ -123,10 +173,14 @@ mod tests {
     #[test]
     fn scaling_follows_halide_bench() {
         let s = default_size("blur");
+        let scaled = |s: Size, f: f64| scaled("blur", s, f).unwrap();
         assert_eq!(scaled(s, 1.0), s);
         assert_eq!(scaled(s, 0.1), Size { width: 640, height: 480 });
         assert_eq!(scaled(s, 0.001), Size { width: 64, height: 64 });
         assert_eq!(scaled(Size { width: 4256, height: 2832 }, 0.05), Size { width: 208, height: 128 });
+        assert_eq!(scaled(s, 5.0), Size { width: 32000, height: 24000 });
+        let e = super::scaled("blur", s, 10.24).unwrap_err().to_string();
+        assert!(e.ends_with("would be 65536x49152, 3221225472 pixels, over the limit of 1073741824 pixels"), "{e}");
     }
 
     #[test]
