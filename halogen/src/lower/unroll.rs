@@ -3,10 +3,30 @@
 
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
-use crate::ir::{mutate_stmt_children, Expr, ForKind, Mutator, Stmt};
+use crate::ir::{mutate_stmt_children, walk_stmt, Expr, ForKind, Mutator, Stmt, Visitor};
+
+/// The most statements the copies of one unrolled loop may hold. A loop of 2^31 iterations
+/// (`unroll_full` of a split's inner loop, split by a huge factor) would otherwise ask for
+/// more memory than there is, and the allocation failure aborts the process.
+pub const MAX_UNROLLED_STATEMENTS: i64 = 1 << 20;
 
 struct Unroll {
     error: Option<Error>,
+}
+
+/// The number of statements in `s` (at least 1).
+fn statements(s: &Stmt) -> i64 {
+    struct Count(i64);
+    impl Visitor for Count {
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.0 += 1;
+            walk_stmt(self, s)
+        }
+    }
+    let mut c = Count(0);
+    c.visit_stmt(s);
+    c.0.max(1)
 }
 
 impl Mutator for Unroll {
@@ -20,6 +40,14 @@ impl Mutator for Unroll {
                 )));
                 return s.clone();
             };
+            let size = statements(&body);
+            if n.saturating_mul(size) > MAX_UNROLLED_STATEMENTS {
+                self.error.get_or_insert(Error::Schedule(format!(
+                    "unroll: loop '{name}' has {n} iterations of {size} statements, more than the \
+                     {MAX_UNROLLED_STATEMENTS} an unrolled loop may hold; unroll a loop with fewer iterations"
+                )));
+                return s.clone();
+            }
             let copies = (0..n.max(0))
                 .map(|i| Stmt::let_stmt(name.clone(), simplify(&Expr::add(min.clone(), Expr::i32(i))), body.clone()))
                 .collect();
