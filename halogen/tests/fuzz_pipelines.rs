@@ -4,7 +4,7 @@
 //! err on every target or compute the same bytes on every one (see `fuzz::judge`); nothing
 //! may panic, and no run may crash.
 //!
-//! By default a fixed seed runs 32 cases. Environment:
+//! By default a fixed seed runs 48 cases. Environment:
 //!
 //! - `HALOGEN_FUZZ_SEED`: the seed (decimal or `0x` hex); case `k` is drawn from seed + k,
 //!   so `HALOGEN_FUZZ_SEED=<seed + k> HALOGEN_FUZZ_CASES=1` runs case `k` alone.
@@ -39,7 +39,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const TEST_NAME: &str = "random_pipelines_err_or_match_the_interpreter";
 const CHILD: &str = "HALOGEN_FUZZ_CHILD";
 const DEFAULT_SEED: u64 = 0x4841_4c4f_4745_4e00;
-const DEFAULT_CASES: u64 = 32;
+const DEFAULT_CASES: u64 = 48;
 
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
@@ -81,9 +81,10 @@ impl Work {
     fn finished(&self) -> PathBuf {
         self.0.join("finished")
     }
-    /// Lines `<outcome> <count>`: how the interpreter's runs ended, per child.
-    fn outcomes(&self) -> PathBuf {
-        self.0.join("outcomes")
+    /// Lines `<outcome> <count>`: how the interpreter's runs ended in the child that
+    /// started at case `start`.
+    fn outcomes(&self, start: u64) -> PathBuf {
+        self.0.join(format!("outcomes.{start}"))
     }
     fn cache(&self) -> PathBuf {
         self.0.join("cache")
@@ -191,9 +192,14 @@ fn parent() {
         next = at + 1;
     }
     let mut outcomes = std::collections::BTreeMap::new();
-    for line in std::fs::read_to_string(work.outcomes()).unwrap_or_default().lines() {
-        if let Some((class, n)) = line.rsplit_once(' ') {
-            *outcomes.entry(class.to_string()).or_insert(0u64) += n.parse::<u64>().unwrap_or(0);
+    for entry in std::fs::read_dir(&work.0).expect("read the fuzzer's folder").flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("outcomes.") {
+            continue;
+        }
+        for line in std::fs::read_to_string(entry.path()).unwrap_or_default().lines() {
+            if let Some((class, n)) = line.rsplit_once(' ') {
+                *outcomes.entry(class.to_string()).or_insert(0u64) += n.parse::<u64>().unwrap_or(0);
+            }
         }
     }
     let findings = std::fs::read_to_string(work.findings()).unwrap_or_default();
@@ -205,7 +211,9 @@ fn parent() {
         kinds.len(),
         if kinds.is_empty() { String::new() } else { format!(": {kinds:?}") }
     ));
-    say(&format!("fuzz_pipelines: the interpreter's outcomes (crashed and stuck cases aside): {outcomes:?}"));
+    say(&format!(
+        "fuzz_pipelines: how the cases ended on the interpreter (crashed and stuck ones aside): {outcomes:?}"
+    ));
     assert!(kinds.is_empty(), "the fuzzer found {} problems (see above):\n{findings}", kinds.len());
 }
 
@@ -274,6 +282,9 @@ fn child() {
             };
             record(&work, &f, &text);
         }
+        // Each child keeps its own counts, whole after every case (it may die in the next).
+        let stats: String = outcomes.iter().map(|(c, n)| format!("{c} {n}\n")).collect();
+        std::fs::write(work.outcomes(start), stats).expect("write the outcomes file");
         k += 1;
         if (k - start).is_multiple_of(32) {
             empty_cache(&work.cache());
@@ -282,8 +293,6 @@ fn child() {
             say(&format!("fuzz_pipelines: case {k}, {:.0} s", started.elapsed().as_secs_f64()));
         }
     }
-    let stats: String = outcomes.iter().map(|(c, n)| format!("{c} {n}\n")).collect();
-    append(&work.outcomes(), &stats);
     std::fs::write(work.finished(), k.to_string()).expect("write the end file");
 }
 
