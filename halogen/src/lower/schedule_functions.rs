@@ -198,6 +198,9 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
                     lets.push((old_i.clone(), Expr::min(value, last)));
                 } else {
                     lets.push((old_i.clone(), value));
+                    // Rounded up, this loop passes the factor of the split that made it,
+                    // so that split's clamp is needed even where its region fits.
+                    shifted_splits.retain(|(inner, ..)| *inner != old_i);
                 }
                 internal.insert(outer.clone(), outer_i);
                 internal.insert(inner.clone(), inner_i);

@@ -4,11 +4,31 @@
 use crate::analysis::simplify;
 use crate::error::{Error, Result};
 use crate::ir::stack;
-use crate::ir::{mutate_stmt_children, Expr, ForKind, Mutator, Stmt};
+use crate::ir::{mutate_stmt_children, walk_stmt, Expr, ForKind, Mutator, Stmt, Visitor};
 use crate::schedule::MAX_UNROLL;
+
+/// The most statements the copies of one unrolled loop may hold. Nested unrolled loops
+/// multiply: without a bound, their copies could ask for more memory than there is, and
+/// the allocation failure aborts the process.
+pub const MAX_UNROLLED_STATEMENTS: i64 = 1 << 20;
 
 struct Unroll {
     error: Option<Error>,
+}
+
+/// The number of statements in `s` (at least 1).
+fn statements(s: &Stmt) -> i64 {
+    struct Count(i64);
+    impl Visitor for Count {
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.0 += 1;
+            walk_stmt(self, s)
+        }
+    }
+    let mut c = Count(0);
+    c.visit_stmt(s);
+    c.0.max(1)
 }
 
 impl Mutator for Unroll {
@@ -26,6 +46,14 @@ impl Mutator for Unroll {
                 if n > i64::from(MAX_UNROLL) {
                     self.error.get_or_insert(Error::Schedule(format!(
                         "unroll: loop '{name}' has {n} iterations, over {MAX_UNROLL}: an unrolled loop repeats its body once per iteration in the generated code; split it and unroll the inner loop"
+                    )));
+                    return s.clone();
+                }
+                let size = statements(&body);
+                if n.saturating_mul(size) > MAX_UNROLLED_STATEMENTS {
+                    self.error.get_or_insert(Error::Schedule(format!(
+                        "unroll: loop '{name}' has {n} iterations of {size} statements, more than the \
+                         {MAX_UNROLLED_STATEMENTS} an unrolled loop may hold; unroll a loop with fewer iterations"
                     )));
                     return s.clone();
                 }

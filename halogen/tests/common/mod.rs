@@ -13,6 +13,7 @@
 // Each test binary uses a part of the harness.
 #![allow(dead_code)]
 
+pub mod fuzz;
 pub mod random_pipeline;
 
 use halogen::prelude::*;

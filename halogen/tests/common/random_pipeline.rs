@@ -118,18 +118,47 @@ pub fn end_with_pure_stage(stages: &mut Vec<StageKind>) -> bool {
     add
 }
 
-/// A pipeline built from its stages: the input and the Funcs, the clamped input first.
+/// A pipeline built from its stages: the input and the Funcs, the (clamped) input first.
 pub struct Built {
     pub input: ImageParam,
     pub funcs: Vec<Func>,
 }
 
-/// The Funcs of `stages`, unscheduled.
+/// How the first Func reads the input outside its bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputBoundary {
+    RepeatEdge,
+    ConstantExterior,
+    MirrorImage,
+    MirrorInterior,
+    RepeatImage,
+    /// No boundary condition: the input must cover whatever the pipeline reads.
+    Unbounded,
+}
+
+/// The Funcs of `stages`, unscheduled, over the input clamped at its edges.
 pub fn build(stages: &[StageKind]) -> Built {
+    build_with(stages, InputBoundary::RepeatEdge)
+}
+
+/// The Funcs of `stages`, unscheduled, the first reading the input through `b`.
+pub fn build_with(stages: &[StageKind], b: InputBoundary) -> Built {
     let input = ImageParam::new(Type::i32(), 2, "input");
     let (x, y) = (Var::new("x"), Var::new("y"));
-    let clamped = boundary::repeat_edge(&input, &input.bounds());
-    let mut funcs = vec![clamped];
+    let bounds = input.bounds();
+    let first = match b {
+        InputBoundary::RepeatEdge => boundary::repeat_edge(&input, &bounds),
+        InputBoundary::ConstantExterior => boundary::constant_exterior(&input, 3, &bounds),
+        InputBoundary::MirrorImage => boundary::mirror_image(&input, &bounds),
+        InputBoundary::MirrorInterior => boundary::mirror_interior(&input, &bounds),
+        InputBoundary::RepeatImage => boundary::repeat_image(&input, &bounds),
+        InputBoundary::Unbounded => {
+            let f = Func::new("f0");
+            f.def((x, y), input.at((x, y)));
+            f
+        }
+    };
+    let mut funcs = vec![first];
     for (i, k) in stages.iter().enumerate() {
         let f = Func::new(&format!("f{}", i + 1));
         let at = |s: usize, a: Expr, b: Expr| funcs[s].at((a, b));
