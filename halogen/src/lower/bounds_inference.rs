@@ -501,5 +501,23 @@ pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
     // The checks name the root Funcs' bound symbols, so they go inside their lets.
     let mut all = input_checks(&s, ctx)?;
     all.push(s);
-    Ok(wrap_lets(&root, Stmt::block(all)))
+    // Outputs that are all empty need nothing computed, read or checked: the loops of a
+    // split over an empty region would still claim a vector or a tile of it.
+    let mut any_output_has_pixels: Option<Expr> = None;
+    for o in &ctx.env.outputs {
+        let dims = ctx.env.funcs[o].args.len();
+        let has_pixels = (0..dims)
+            .map(|d| Expr::lt(Expr::i32(0), i32_param(format!("{o}.extent.{d}"))))
+            .reduce(Expr::and)
+            .unwrap_or_else(|| Expr::bool_imm(true));
+        any_output_has_pixels = Some(match any_output_has_pixels {
+            Some(c) => Expr::or(c, has_pixels),
+            None => has_pixels,
+        });
+    }
+    let body = match any_output_has_pixels {
+        Some(c) if !c.is_true() => Stmt::if_then(c, Stmt::block(all)),
+        _ => Stmt::block(all),
+    };
+    Ok(wrap_lets(&root, body))
 }
