@@ -442,3 +442,22 @@ fn a_producer_region_past_i32_max_is_computed_or_refused() {
         }
     }
 }
+
+/// A fused loop whose iteration count passes `i32::MAX` (32 columns by 2^30 rows): the
+/// count wrapped, and so did the region inferred from the fused variable, which gave a
+/// tiny buffer that the loops then ran past (a crash on the host). It is an `Err` now.
+#[test]
+fn a_fused_loop_of_more_than_2_to_the_31_iterations_is_an_error() {
+    let (x, y, t) = (Var::new("x"), Var::new("y"), Var::new("t"));
+    let f = Func::new("fuse_tall");
+    f.def((x, y), x + y);
+    let out = Func::new("fuse_tall_out");
+    out.def((x, y), f.at((x, y)) + f.at((x, 0)));
+    f.fuse(x, y, t).compute_root();
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&out]).compile(&target).unwrap();
+        let mut buf = Buffer::<i32>::with_min(&[0, (1 << 30) - 4], &[32, 4]);
+        let e = c.realize(&Args::new(), &mut buf).unwrap_err().to_string();
+        assert!(e.contains("more than a 32-bit loop counts"), "{target}: {e}");
+    }
+}
