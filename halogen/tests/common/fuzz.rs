@@ -500,7 +500,11 @@ fn draw_directive(rng: &mut Rng, stages: &[StageKind], funcs: &[Func], mistakes:
                 (any_loop(rng), any_loop(rng))
             };
             let (xi, yi) = (new_name(rng, &live), new_name(rng, &live));
-            Tile { f, stage, x, y, xi, yi, w: split_factor(rng), h: split_factor(rng) }
+            // Tiles of at most 64 x 64: guarded tiles of 4096 x 1000 over a small region are
+            // correct but take the interpreter minutes.
+            let mut side = |rng: &mut Rng| if rng.percent(95) { split_factor(rng).min(64) } else { split_factor(rng) };
+            let (w, h) = (side(rng), side(rng));
+            Tile { f, stage, x, y, xi, yi, w, h }
         }
         2 => {
             let mut vars = live.clone();
