@@ -7,7 +7,7 @@ use super::LowerCtx;
 use crate::analysis::{expr_uses_var, substitute_map};
 use crate::error::{Error, Result};
 use crate::ir::stack;
-use crate::ir::{CallKind, Expr, ExprKind, ForKind, Name, Stmt, Type, VectorTail, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, MsgPart, Name, Stmt, Type, VectorTail, Visitor};
 use crate::schedule::{LoopLevel, Split, TailStrategy};
 use std::collections::{HashMap, HashSet};
 
@@ -82,8 +82,9 @@ fn self_calls(f: &str, stage: &StageDef) -> Vec<Vec<Expr>> {
     v.1
 }
 
-/// Builds the loop nest of stage `k` of `f`.
-pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
+/// Builds the loop nest of stage `k` of `f`, and adds to `checks` the assertions that must
+/// hold before it runs.
+pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<Stmt>) -> Result<Stmt> {
     let stage = &f.stages[k];
     let prefix = stage_prefix(&f.name, k);
     let sched = &stage.schedule;
@@ -214,6 +215,20 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops) -> Result<Stmt> {
                 })?;
                 let ri = ranges[&inner_i].clone();
                 let ro = ranges[&outer_i].clone();
+                // A fused loop counts in 32 bits: a wrapped count made the fused variables,
+                // and the regions inferred from them, wrong (reads and writes past buffers).
+                let wide = |e: &Expr| Expr::cast(Type::i64(), e.clone());
+                let count = Expr::mul(wide(&ri.extent), wide(&ro.extent));
+                checks.push(Stmt::Assert {
+                    condition: Expr::le(count, Expr::int_imm(Type::i64(), i32::MAX as i64)),
+                    message: vec![
+                        MsgPart::Text(format!("{what}: fuse({inner}, {outer}, {fused}): the fused loop would run ")),
+                        MsgPart::Value(ri.extent.clone()),
+                        MsgPart::Text(" x ".into()),
+                        MsgPart::Value(ro.extent.clone()),
+                        MsgPart::Text(" iterations, more than a 32-bit loop counts".into()),
+                    ],
+                });
                 let fused_i: Name = format!("{outer_i}.{inner_i}.{fused}").into();
                 ranges.insert(
                     fused_i.clone(),
@@ -349,13 +364,20 @@ fn check_update_loops(
     Ok(())
 }
 
-/// All stages of `f`, one after another.
-pub fn build_produce(f: &FuncInfo, loops: &mut Loops) -> Result<Stmt> {
+/// All stages of `f`, one after another, and the assertions that must hold before they
+/// run (placed before the Func's realization, where its bounds are known).
+pub fn build_produce(f: &FuncInfo, loops: &mut Loops) -> Result<(Stmt, Vec<Stmt>)> {
     let mut stages = Vec::new();
+    let mut checks = Vec::new();
     for k in 0..f.stages.len() {
-        stages.push(build_stage(f, k, loops)?);
+        stages.push(build_stage(f, k, loops, &mut checks)?);
     }
-    Ok(Stmt::block(stages))
+    Ok((Stmt::block(stages), checks))
+}
+
+/// `s` after `checks`.
+fn checked(checks: &[Stmt], s: Stmt) -> Stmt {
+    Stmt::block(checks.iter().cloned().chain(std::iter::once(s)).collect())
 }
 
 fn calls_func(s: &Stmt, f: &str) -> bool {
@@ -455,8 +477,9 @@ pub fn schedule_functions(ctx: &LowerCtx) -> Result<Stmt> {
     let mut outputs = Vec::new();
     for o in &env.outputs {
         let f = &env.funcs[o];
-        let produce = build_produce(f, loops)?;
-        outputs.push(Stmt::ProducerConsumer { name: o.clone(), is_producer: true, body: Box::new(produce) });
+        let (produce, checks) = build_produce(f, loops)?;
+        let produce = Stmt::ProducerConsumer { name: o.clone(), is_producer: true, body: Box::new(produce) };
+        outputs.push(checked(&checks, produce));
     }
     let mut s = Stmt::block(outputs);
     for name in env.order.iter().rev() {
@@ -464,11 +487,11 @@ pub fn schedule_functions(ctx: &LowerCtx) -> Result<Stmt> {
         if f.is_output {
             continue;
         }
-        let produce = build_produce(f, loops)?;
+        let (produce, checks) = build_produce(f, loops)?;
         match &f.compute {
             LoopLevel::Root => {
                 let body = pair(name, produce, s);
-                s = realize(f, body);
+                s = checked(&checks, realize(f, body));
             }
             LoopLevel::At { func, var } => {
                 let target = name.clone();
@@ -477,11 +500,7 @@ pub fn schedule_functions(ctx: &LowerCtx) -> Result<Stmt> {
                 let same_level = f.store == f.compute;
                 let mut wrap = |body: Stmt| {
                     let p = pair(name, produce.take().unwrap_or_else(Stmt::no_op), body);
-                    if same_level {
-                        realize(f, p)
-                    } else {
-                        p
-                    }
+                    checked(&checks, if same_level { realize(f, p) } else { p })
                 };
                 if !inject_in_loop(&mut s, loops, func, var, &pick, &mut wrap) {
                     return Err(Error::Schedule(format!(
