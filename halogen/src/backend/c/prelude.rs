@@ -223,41 +223,54 @@ static inline void h_msg_f64(struct h_msg *m, double v, int digits) {
     h_msg_str(m, b);
 }
 
+/* An Allocate's errors, out of line: the 4 KiB message is built (and zeroed) only when an
+   allocation fails, never on the path of one that succeeds (producers computed per vector
+   allocate millions of times a run). */
+static __attribute__((noinline, cold)) void h_alloc_negative(const struct halogen_runtime *rt, void *ctx,
+                                                             const char *name, int d, int64_t extent) {
+    struct h_msg m = {{0}, 0};
+    h_msg_str(&m, "allocation of '");
+    h_msg_str(&m, name);
+    h_msg_str(&m, "': extent ");
+    h_msg_i64(&m, d);
+    h_msg_str(&m, " is negative (");
+    h_msg_i64(&m, extent);
+    h_msg_str(&m, ")");
+    rt->error(ctx, m.text);
+}
+static __attribute__((noinline, cold)) void h_alloc_too_large(const struct halogen_runtime *rt, void *ctx,
+                                                              const char *name, uint64_t size) {
+    struct h_msg m = {{0}, 0};
+    h_msg_str(&m, "allocation of '");
+    h_msg_str(&m, name);
+    h_msg_str(&m, "' asks for ");
+    h_msg_u64(&m, size);
+    h_msg_str(&m, " elements, more than the limit of ");
+    h_msg_u64(&m, HALOGEN_MAX_ALLOCATION_ELEMENTS);
+    rt->error(ctx, m.text);
+}
+
 /* The number of elements of an Allocate, checked as the interpreter checks it; false (after
    reporting the error) when the extents are negative or too large. */
 static inline bool h_alloc_size(const struct halogen_runtime *rt, void *ctx, const char *name, int dims,
                                 const int64_t *extents, uint64_t *elements) {
     uint64_t size = 1;
-    struct h_msg m = {{0}, 0};
     for (int d = 0; d < dims; d++) {
-        if (extents[d] < 0) {
-            h_msg_str(&m, "allocation of '");
-            h_msg_str(&m, name);
-            h_msg_str(&m, "': extent ");
-            h_msg_i64(&m, d);
-            h_msg_str(&m, " is negative (");
-            h_msg_i64(&m, extents[d]);
-            h_msg_str(&m, ")");
-            rt->error(ctx, m.text);
+        if (__builtin_expect(extents[d] < 0, 0)) {
+            h_alloc_negative(rt, ctx, name, d, extents[d]);
             return false;
         }
         if (__builtin_mul_overflow(size, (uint64_t)extents[d], &size)) size = UINT64_MAX;
     }
-    if (size > HALOGEN_MAX_ALLOCATION_ELEMENTS) {
-        h_msg_str(&m, "allocation of '");
-        h_msg_str(&m, name);
-        h_msg_str(&m, "' asks for ");
-        h_msg_u64(&m, size);
-        h_msg_str(&m, " elements, more than the limit of ");
-        h_msg_u64(&m, HALOGEN_MAX_ALLOCATION_ELEMENTS);
-        rt->error(ctx, m.text);
+    if (__builtin_expect(size > HALOGEN_MAX_ALLOCATION_ELEMENTS, 0)) {
+        h_alloc_too_large(rt, ctx, name, size);
         return false;
     }
     *elements = size;
     return true;
 }
 
-static inline void h_alloc_oom(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
+static __attribute__((noinline, cold)) void h_alloc_oom(const struct halogen_runtime *rt, void *ctx, const char *name, const char *elem,
                                uint64_t elements) {
     struct h_msg m = {{0}, 0};
     h_msg_str(&m, "allocation of '");
