@@ -216,3 +216,48 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     let (_, src) = run(&Target::host());
     assert!(!src.contains("h_sel_f32x8("), "the band test blends:\n{src}");
 }
+
+/// Vector tails kept by `GuardWithIf` load and store only their live lanes: for every
+/// element size and for 2 to 64 lanes, an input exactly as wide as the output (so a full
+/// vector at the last tail would read past it) gives the interpreter's values, and the C
+/// uses the predicated helpers (masked loads and stores where the target has AVX-512).
+#[test]
+fn guarded_vector_tails_of_every_element_size_give_identical_pixels() {
+    fn run<T: Element>(lanes: i32, width: i32, fill: fn(i32) -> T, target: &Target) -> (Vec<T>, String) {
+        let input = ImageParam::new(T::TYPE, 1, "tail_in");
+        let (x, xo, xi) = (Var::new("x"), Var::new("xo"), Var::new("xi"));
+        let f = Func::new("tail_out");
+        f.def(x, input.at(x) * 3 + cast(T::TYPE, x));
+        if lanes > 1 {
+            f.split_with(x, xo, xi, lanes, TailStrategy::GuardWithIf).vectorize(xi, lanes);
+        }
+        let c = Pipeline::new(&[&f]).compile(target).unwrap();
+        let img = Buffer::<T>::from_fn(&[width], |c| fill(c[0]));
+        let mut out = Buffer::<T>::new(&[width]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
+        (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+    }
+    fn check<T: Element>(fill: fn(i32) -> T) {
+        for (lanes, width) in [(2, 3), (4, 7), (8, 21), (16, 37), (32, 45), (64, 127)] {
+            let (expected, _) = run::<T>(1, width, fill, &Target::interp());
+            for target in targets_under_test() {
+                let (got, src) = run::<T>(lanes, width, fill, &target);
+                assert!(
+                    got.iter().zip(&expected).all(|(g, e)| common::same_bits(*g, *e)),
+                    "{} x {lanes} on {target}: {got:?} != {expected:?}",
+                    T::TYPE
+                );
+                if target == Target::host() {
+                    assert!(src.contains("h_stp_"), "{} x {lanes}: no predicated store:\n{src}", T::TYPE);
+                }
+            }
+        }
+    }
+    check::<u8>(|i| (i * 37 % 251) as u8);
+    check::<i16>(|i| (i * 1237 % 30011 - 15000) as i16);
+    check::<u32>(|i| (i as u32).wrapping_mul(2_654_435_761));
+    check::<f32>(|i| i as f32 * 0.37 - 11.0);
+    check::<f64>(|i| f64::from(i) * -1.25 + 3.0);
+}

@@ -489,6 +489,44 @@ fn gather_body(t: Type, idx_t: Type, v: &str) -> String {
     )
 }
 
+/// The preprocessor condition under which the masked loads and stores of
+/// [`masked_access`] exist: AVX-512 with byte/word masks and 128/256-bit forms.
+const MASKED_GUARD: &str = "defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)";
+
+/// The AVX-512 intrinsics that load and store the lanes of `t` under a lane mask, without
+/// touching memory for the lanes that are off.
+struct MaskedAccess {
+    guard: &'static str,
+    load: String,
+    store: String,
+    mask_type: String,
+    register: &'static str,
+}
+
+/// Masked load and store intrinsics for a vector type that fills one 128-, 256- or 512-bit
+/// register exactly (a power-of-two number of lanes of 1, 2, 4 or 8 bytes); `None` for any
+/// other shape, which keeps the portable path.
+fn masked_access(t: Type) -> Option<MaskedAccess> {
+    let bytes = t.bytes() * t.lanes as usize;
+    if !t.lanes.is_power_of_two() || t.lanes < 2 || physical_lanes(t.lanes) != t.lanes {
+        return None;
+    }
+    let (prefix, register) = match bytes {
+        16 => ("_mm", "__m128i"),
+        32 => ("_mm256", "__m256i"),
+        64 => ("_mm512", "__m512i"),
+        _ => return None,
+    };
+    let bits = t.bytes() * 8;
+    Some(MaskedAccess {
+        guard: MASKED_GUARD,
+        load: format!("{prefix}_maskz_loadu_epi{bits}"),
+        store: format!("{prefix}_mask_storeu_epi{bits}"),
+        mask_type: format!("__mmask{}", t.lanes.max(8)),
+        register,
+    })
+}
+
 impl Helpers {
     /// The C name of type `t`, registering its typedef if it is a vector.
     pub fn ty(&mut self, t: Type) -> String {
@@ -735,8 +773,11 @@ impl Helpers {
         })
     }
 
-    /// `h_ldp_T(buf, idx, pred)`: lanes whose predicate is false are not read and are zero
-    /// (one `memcpy` where every lane is on and the indices are consecutive).
+    /// `h_ldp_T(buf, idx, pred)`: lanes whose predicate is false are not read and are zero.
+    /// Consecutive indices (a vector loop's tail, a boundary) are one masked load where the
+    /// target has them (AVX-512), one dense load where every lane is on, and otherwise a
+    /// per-lane loop kept out of line: inlined and unrolled at every tail and boundary site
+    /// it was most of the C compiler's time and made tails cost more than the interior.
     pub fn load_pred(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
         let b = Type::bool().with_lanes(t.lanes);
@@ -745,11 +786,70 @@ impl Helpers {
             let dense = h.dense(idx);
             let ld = h.load_dense(t);
             let (v, iv, bv) = (h.ty(t), h.ty(idx), h.ty(b));
+            let e = storage_c(t);
+            let masked = match masked_access(t) {
+                Some(m) => {
+                    let kmask = h.kmask(t.lanes);
+                    format!(
+                        "#if {guard}
+        {v} r = ({v}){load}(({kt}){kmask}(p), buf + idx[0]);
+{norm}        return r;
+#else
+        if ({all}(p)) return {ld}(buf + idx[0]);
+#endif
+",
+                        guard = m.guard,
+                        load = m.load,
+                        kt = m.mask_type,
+                        norm = Self::normalize(t).replace("    ", "        "),
+                    )
+                }
+                None => format!(
+                    "        if ({all}(p)) return {ld}(buf + idx[0]);
+"
+                ),
+            };
             format!(
-                "static inline {v} h_ldp_{v}(const {e} *buf, {iv} idx, {bv} p) {{\n    if ({all}(p) && {dense}(idx)) return {ld}(buf + idx[0]);\n    {v} r = {{0}};\n    for (int i = 0; i < {n}; i++)\n        if (p[i]) r[i] = buf[idx[i]];\n{}    return r;\n}}\n",
-                Self::normalize(t),
-                e = storage_c(t),
+                "static __attribute__((noinline)) {v} h_ldp_slow_{v}(const {e} *buf, {iv} idx, {bv} p) {{
+    {v} r = {{0}};
+    for (int i = 0; i < {n}; i++)
+        if (p[i]) r[i] = buf[idx[i]];
+{norm}    return r;
+}}
+static inline {v} h_ldp_{v}(const {e} *buf, {iv} idx, {bv} p) {{
+    if ({dense}(idx)) {{
+{masked}    }}
+    return h_ldp_slow_{v}(buf, idx, p);
+}}
+",
+                norm = Self::normalize(t),
                 n = t.lanes
+            )
+        })
+    }
+
+    /// `h_kmask_N(p)`: the lanes of a bool vector that are on, as an AVX-512 mask (bit `i`
+    /// for lane `i`); defined only where the target has AVX-512 (BW and VL).
+    fn kmask(&mut self, lanes: u16) -> String {
+        let b = Type::bool().with_lanes(lanes);
+        self.helper(format!("h_kmask_{}", mnemonic(b)), |h| {
+            h.intrinsics();
+            let bv = h.ty(b);
+            let bytes = physical_lanes(lanes) as usize;
+            let (reg, zero, test) = match bytes {
+                0..=16 => ("__m128i", "_mm_setzero_si128", "_mm_test_epi8_mask"),
+                17..=32 => ("__m256i", "_mm256_setzero_si256", "_mm256_test_epi8_mask"),
+                _ => ("__m512i", "_mm512_setzero_si512", "_mm512_test_epi8_mask"),
+            };
+            format!(
+                "#if {MASKED_GUARD}
+static inline uint64_t h_kmask_{bv}({bv} p) {{
+    {reg} b = {zero}();
+    memcpy(&b, &p, sizeof p);
+    return (uint64_t){test}(b, b);
+}}
+#endif
+"
             )
         })
     }
@@ -808,8 +908,9 @@ impl Helpers {
         })
     }
 
-    /// `h_stp_T(buf, idx, v, pred)`: lanes whose predicate is false are not written (one
-    /// `memcpy` where every lane is on and the indices are consecutive).
+    /// `h_stp_T(buf, idx, v, pred)`: lanes whose predicate is false are not written. As
+    /// `h_ldp_T`: one masked or dense store for consecutive indices, else a per-lane loop
+    /// out of line.
     pub fn store_pred(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
         let b = Type::bool().with_lanes(t.lanes);
@@ -818,9 +919,43 @@ impl Helpers {
             let dense = h.dense(idx);
             let st = h.store_dense(t);
             let (v, iv, bv) = (h.ty(t), h.ty(idx), h.ty(b));
+            let e = storage_c(t);
+            let plain = format!(
+                "        if ({all}(p)) {{
+            {st}(buf + idx[0], v);
+            return;
+        }}
+"
+            );
+            let masked = match masked_access(t) {
+                Some(m) => {
+                    let kmask = h.kmask(t.lanes);
+                    format!(
+                        "#if {guard}
+        {store}(buf + idx[0], ({kt}){kmask}(p), ({reg})v);
+        return;
+#else
+{plain}#endif
+",
+                        guard = m.guard,
+                        store = m.store,
+                        kt = m.mask_type,
+                        reg = m.register,
+                    )
+                }
+                None => plain,
+            };
             format!(
-                "static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{\n    if ({all}(p) && {dense}(idx)) {{\n        {st}(buf + idx[0], v);\n        return;\n    }}\n    for (int i = 0; i < {n}; i++)\n        if (p[i]) buf[idx[i]] = v[i];\n}}\n",
-                e = storage_c(t),
+                "static __attribute__((noinline)) void h_stp_slow_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
+    for (int i = 0; i < {n}; i++)
+        if (p[i]) buf[idx[i]] = v[i];
+}}
+static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
+    if ({dense}(idx)) {{
+{masked}    }}
+    h_stp_slow_{v}(buf, idx, v, p);
+}}
+",
                 n = t.lanes
             )
         })
