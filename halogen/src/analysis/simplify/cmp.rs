@@ -130,6 +130,13 @@ fn rules(s: &mut Simplifier, op: CmpOp, a: &S, b: &S) -> Option<Expr> {
     if let Some(d) = lin.as_const() {
         return Some(bool_const(ty, decide(op, Info::point(d as i128), zero)?));
     }
+    let (lo, hi) = s.difference_range(&lin);
+    if lo.is_some() || hi.is_some() {
+        let known = Info::new(lo.unwrap_or(i128::MIN), hi.unwrap_or(i128::MAX));
+        if let Some(v) = decide(op, known, zero) {
+            return Some(bool_const(ty, v));
+        }
+    }
     let (diff, di) = s.mutate(&linear::emit_linear(ty, &lin));
     if let Some(v) = di.and_then(|di| decide(op, di, zero)) {
         return Some(bool_const(ty, v));

@@ -6,6 +6,21 @@ use super::linear::{self, Linear};
 use super::{fold_binary, is_int, make_int, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
+/// `1 / c` if `c` is a power of two (of either sign) whose reciprocal a float of `bits`
+/// bits holds exactly.
+fn exact_reciprocal(c: f64, bits: u8) -> Option<f64> {
+    if !c.is_finite() || c == 0.0 || c.abs().to_bits() & ((1u64 << 52) - 1) != 0 {
+        return None;
+    }
+    let inv = 1.0 / c;
+    let exact = match bits {
+        32 => inv.is_finite() && f64::from(inv as f32) == inv,
+        64 => inv.is_finite() && inv != 0.0,
+        _ => false,
+    };
+    exact.then_some(inv)
+}
+
 /// Rewrites `a / b` (operands simplified), or `None` to keep the node.
 pub(super) fn div(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
@@ -19,6 +34,15 @@ pub(super) fn div(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     if ty.element().is_float() {
         if y.as_float() == Some(1.0) {
             return Some(x.clone());
+        }
+        // x / 2^k is x * 2^-k, bit for bit, wherever 2^-k is exact in the type: both round
+        // the same real number (NaN, infinities, signed zeros and subnormals included).
+        // A multiplication is several times cheaper than a division.
+        let scalar = vector::as_broadcast(y).unwrap_or(y);
+        if let Some(inv) = scalar.as_float().and_then(|c| exact_reciprocal(c, ty.bits)) {
+            let inv = Expr::float_imm(ty.element(), inv);
+            let inv = if ty.is_scalar() { inv } else { Expr::broadcast(inv, ty.lanes) };
+            return Some(Expr::mul(x.clone(), inv));
         }
         return None;
     }

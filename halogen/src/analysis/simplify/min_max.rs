@@ -45,6 +45,12 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
             if let Some(d) = lin.as_const() {
                 return Some(if (d <= 0) == is_min { x.clone() } else { y.clone() });
             }
+            // Or by what enclosing ifs and lets say about the difference.
+            match s.difference_range(&lin) {
+                (_, Some(hi)) if hi <= 0 => return Some(if is_min { x.clone() } else { y.clone() }),
+                (Some(lo), _) if lo >= 0 => return Some(if is_min { y.clone() } else { x.clone() }),
+                _ => {}
+            }
             let diff = s.mutate(&linear::emit_linear(ty, &lin)).0;
             if let Some(b) = s.bounds_in_scope(&diff) {
                 if b.max <= 0 {

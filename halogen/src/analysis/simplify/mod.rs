@@ -36,6 +36,7 @@ mod call;
 mod cast;
 mod cmp;
 mod div_mod;
+mod facts;
 pub(crate) mod fold;
 pub(crate) mod info;
 mod let_;
@@ -125,6 +126,12 @@ pub(crate) struct Simplifier {
     replacements: HashMap<Name, S>,
     /// Conditions known to be true (or false) here: enclosing `if`s.
     facts: Vec<(Expr, bool)>,
+    /// The same conditions, where they order two integers, as linear inequalities
+    /// (see [`facts::LinearFact`]).
+    linear_facts: Vec<facts::LinearFact>,
+    /// Lets in scope whose values are small linear combinations of variables
+    /// (`w.max = base + 7`), substituted into differences so that lets of one base cancel.
+    linear_lets: HashMap<Name, Expr>,
     /// Results by (node identity, environment), so shared sub-expressions are simplified
     /// once; the original is kept alive so its address is not reused.
     memo: HashMap<(usize, u32), (Expr, S)>,
@@ -140,6 +147,8 @@ pub(crate) struct Saved {
     var_info: HashMap<Name, Info>,
     replacements: HashMap<Name, S>,
     facts: Vec<(Expr, bool)>,
+    linear_facts: Vec<facts::LinearFact>,
+    linear_lets: HashMap<Name, Expr>,
     env: u32,
 }
 
@@ -150,6 +159,8 @@ impl Simplifier {
             var_info: HashMap::new(),
             replacements: HashMap::new(),
             facts: Vec::new(),
+            linear_facts: Vec::new(),
+            linear_lets: HashMap::new(),
             memo: HashMap::new(),
             env: 0,
             next_env: 1,
@@ -163,6 +174,8 @@ impl Simplifier {
             var_info: self.var_info.clone(),
             replacements: self.replacements.clone(),
             facts: self.facts.clone(),
+            linear_facts: self.linear_facts.clone(),
+            linear_lets: self.linear_lets.clone(),
             env: self.env,
         };
         self.env = self.next_env;
@@ -175,6 +188,8 @@ impl Simplifier {
         self.var_info = s.var_info;
         self.replacements = s.replacements;
         self.facts = s.facts;
+        self.linear_facts = s.linear_facts;
+        self.linear_lets = s.linear_lets;
         self.env = s.env;
     }
 
@@ -224,6 +239,9 @@ impl Simplifier {
         self.replacements.remove(name);
         self.replacements.retain(|_, (v, _)| !expr_uses_var(v, name));
         self.facts.retain(|(f, _)| !expr_uses_var(f, name));
+        self.linear_facts.retain(|f| !f.uses_var(name));
+        self.linear_lets.remove(name);
+        self.linear_lets.retain(|_, v| !expr_uses_var(v, name));
         match binding {
             Binding::Replace(e, b) => {
                 self.replacements.insert(name.clone(), (e, b));

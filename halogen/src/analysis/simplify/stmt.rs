@@ -123,6 +123,9 @@ impl Simplifier {
                 Binding::Bounded(vi, iv)
             };
             let saved = self.enter_binder(name, binding);
+            if !inline && is_small_linear(&v) {
+                self.linear_lets.insert(name.clone(), v.clone());
+            }
             frames.push((name.clone(), v, !inline, saved));
             match body {
                 Stmt::LetStmt { name: n, value: v, body: b } => {
@@ -226,6 +229,7 @@ impl Simplifier {
                     let op = if truth { *op } else { negate(*op) };
                     self.narrow(op, a, b);
                     self.narrow(super::cmp::swap(op), b, a);
+                    self.learn_linear(op, a, b);
                 }
                 _ => {}
             }
@@ -286,4 +290,14 @@ fn stmt_free_vars(s: &Stmt) -> HashSet<Name> {
     let mut v = V(HashSet::new());
     v.visit_stmt(s);
     v.0
+}
+
+/// True if `e` is a sum of at most three terms (variables, or variables times constants)
+/// and a constant: cheap to substitute where differences of lets are compared.
+fn is_small_linear(e: &Expr) -> bool {
+    super::linear::collect(e).is_some_and(|l| {
+        l.exact
+            && l.terms.iter().filter(|(_, k)| *k != 0).count() <= 3
+            && l.terms.iter().all(|(t, _)| t.as_var().is_some())
+    })
 }

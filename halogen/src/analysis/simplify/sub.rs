@@ -6,7 +6,7 @@ use super::{fold_binary, folds_exactly, is_int, is_pos_zero, no_overflow, vector
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `a - b` (operands simplified), or `None` to keep the node.
-pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
+pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
     let ty = x.ty();
     if let Some(r) = fold_binary(BinOp::Sub, x, y) {
@@ -44,6 +44,12 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
         // Not where constants wrapped in a no-overflow type (see `add.rs`).
         if lin.is_reduced() && (lin.exact || !no_overflow(ty)) {
             return Some(linear::emit_linear(ty, &lin));
+        }
+        // Lets of one base: `w.max - w.min` with `w.max = base + 7`, `w.min = base` is 7.
+        if lin.exact && no_overflow(ty) {
+            if let Some(c) = s.expand_lets(&lin).and_then(|l| l.as_const()) {
+                return Some(Expr::const_of(ty, c));
+            }
         }
     }
     if no_overflow(ty) {

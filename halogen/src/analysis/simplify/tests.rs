@@ -354,3 +354,101 @@ fn simplify_in_scope_uses_intervals() {
     assert_eq!(simplify_in_scope(&Expr::min(x(), sub(n(), i(1))), &scope).to_string(), "x");
     assert!(!can_prove_in_scope(&Expr::lt(x(), sub(n(), i(1))), &scope));
 }
+
+#[test]
+fn stmt_guards_bound_differences_with_the_same_terms() {
+    // The full-vector guard of a vector loop, and the bounds of a producer inside it.
+    let base = || add(n(), mul(x(), i(8)));
+    let w_max = Expr::min(add(base(), i(7)), y());
+    let guard = Expr::le(add(base(), i(7)), y());
+    let st = for_("x", i(0), i(100), Stmt::if_then(guard.clone(), store("f", x(), w_max.clone())));
+    let r = simplify_stmt(&st).to_string();
+    assert!(r.contains("f[x] = ((n + (x * 8)) + 7)"), "{r}");
+    // The else branch knows the opposite; after the if, nothing is known.
+    let st = for_(
+        "x",
+        i(0),
+        i(100),
+        Stmt::Block(vec![
+            Stmt::IfThenElse {
+                condition: guard,
+                then_case: Box::new(store("f", x(), i(0))),
+                else_case: Some(Box::new(store("g", x(), w_max.clone()))),
+            },
+            store("h", x(), w_max),
+        ]),
+    );
+    let r = simplify_stmt(&st).to_string();
+    assert!(r.contains("g[x] = y"), "{r}");
+    assert!(r.contains("h[x] = min("), "{r}");
+    // A strict guard the other way: n + 8x > y - 3 makes max(n + 8x, y - 3) the first.
+    let st = for_(
+        "x",
+        i(0),
+        i(100),
+        Stmt::if_then(Expr::cmp(CmpOp::Gt, base(), sub(y(), i(3))), store("f", x(), Expr::max(base(), sub(y(), i(3))))),
+    );
+    let r = simplify_stmt(&st).to_string();
+    assert!(r.contains("f[x] = (n + (x * 8))"), "{r}");
+}
+
+#[test]
+fn stmt_lets_of_one_base_cancel() {
+    // lo = n + 8x, hi = lo' + 7 written out: hi - lo is 7 and min(lo, hi) is lo.
+    let v = |name: &str| Expr::var(Type::i32(), name);
+    let body = Stmt::Block(vec![store("e", x(), sub(v("hi"), v("lo"))), store("m", x(), Expr::min(v("lo"), v("hi")))]);
+    let st = for_(
+        "x",
+        i(0),
+        i(100),
+        Stmt::let_stmt(
+            "lo",
+            add(n(), mul(x(), i(8))),
+            Stmt::let_stmt("hi", add(add(n(), mul(x(), i(8))), i(7)), body.clone()),
+        ),
+    );
+    let r = simplify_stmt(&st).to_string();
+    assert!(r.contains("e[x] = 7"), "{r}");
+    assert!(r.contains("m[x] = lo"), "{r}");
+    // A let rebound inside forgets the outer value.
+    let inner = for_("lo", i(0), i(3), body);
+    let st = for_(
+        "x",
+        i(0),
+        i(100),
+        Stmt::let_stmt(
+            "lo",
+            add(n(), mul(x(), i(8))),
+            Stmt::let_stmt("hi", add(add(n(), mul(x(), i(8))), i(7)), inner),
+        ),
+    );
+    let r = simplify_stmt(&st).to_string();
+    assert!(!r.contains("e[x] = 7"), "{r}");
+}
+
+#[test]
+fn float_division_by_a_power_of_two_is_a_multiplication() {
+    let f = || Expr::var(Type::f32(), "f");
+    let d = || Expr::var(Type::f64(), "d");
+    assert_eq!(
+        s(&Expr::div(f(), Expr::float_imm(Type::f32(), 2.0))),
+        s(&Expr::mul(f(), Expr::float_imm(Type::f32(), 0.5)))
+    );
+    assert_eq!(
+        s(&Expr::div(d(), Expr::float_imm(Type::f64(), -0.25))),
+        s(&Expr::mul(d(), Expr::float_imm(Type::f64(), -4.0)))
+    );
+    let v = Expr::broadcast(Expr::float_imm(Type::f32(), 8.0), 4);
+    assert!(s(&Expr::div(Expr::broadcast(f(), 4), v)).contains('*'));
+    // Not a power of two, or one whose reciprocal f32 cannot hold (2^149 overflows).
+    assert!(s(&Expr::div(f(), Expr::float_imm(Type::f32(), 3.0))).contains('/'));
+    assert!(s(&Expr::div(f(), Expr::float_imm(Type::f32(), 2f64.powi(-149)))).contains('/'));
+    // The premise, checked on values of every kind.
+    let xs = [0.0f32, -0.0, 1.0, -3.7, f32::MIN_POSITIVE, 1e-40, f32::MAX, f32::INFINITY, f32::NAN, 123_456.79];
+    for k in -126..=126 {
+        let c = 2f32.powi(k);
+        for &x in &xs {
+            assert_eq!((x / c).to_bits(), (x * (1.0 / c)).to_bits(), "{x} / 2^{k}");
+        }
+    }
+}

@@ -116,24 +116,12 @@ const SCALAR_HELPERS: &str = r#"
         T r = (T)(a % b);                                                                 \
         return r < 0 ? (T)(b > 0 ? r + b : r - b) : r;                                    \
     }                                                                                     \
-    /* float -> int truncates toward zero and saturates; NaN gives 0 */                   \
-    static inline T h_f2i_##M(double f) {                                                 \
-        if (f != f) return 0;                                                             \
-        if (f <= (double)MIN) return MIN;                                                 \
-        if (f >= (double)MAX) return MAX;                                                 \
-        return (T)f;                                                                      \
-    }                                                                                     \
     /* abs of a signed integer is its magnitude in the unsigned type */                   \
     static inline UW h_abs_##M(T x) { return x < 0 ? (UW)(0 - (UT)x) : (UW)x; }
 
 #define H_UNSIGNED(M, T, MAX)                                                             \
     static inline T h_div_##M(T a, T b) { return b == 0 ? 0 : (T)(a / b); }               \
-    static inline T h_mod_##M(T a, T b) { return b == 0 ? 0 : (T)(a % b); }               \
-    static inline T h_f2i_##M(double f) {                                                 \
-        if (!(f > 0)) return 0;                                                           \
-        if (f >= (double)MAX) return MAX;                                                 \
-        return (T)f;                                                                      \
-    }
+    static inline T h_mod_##M(T a, T b) { return b == 0 ? 0 : (T)(a % b); }
 
 /* Wrap-around +, -, * in an unsigned type wide enough that C does not promote it to int. */
 #define H_ARITH(M, T, W)                                                                  \
@@ -157,6 +145,33 @@ H_ARITH(u16, uint16_t, uint32_t)
     static inline T h_shr_##M(T a, T b) { return (T)(a >> (b & (BITS - 1))); }            \
     static inline uint64_t h_bits_##M(T x) { return (uint64_t)(UW)x; }                    \
     static inline T h_from_bits_##M(uint64_t b) { return (T)(UW)b; }
+
+/* float -> int truncates toward zero and saturates; NaN gives 0. Up to 32 bits both
+   limits are exact doubles, so a clamp (two min/max instructions, no branch) before the
+   conversion does it; 64-bit limits are not (2^63 rounds up), so those compare first. */
+#define H_F2I_NARROW(M, T, MIN, MAX)                                                      \
+    static inline T h_f2i_##M(double f) {                                                 \
+        double c = f == f ? f : 0.0;                                                      \
+        c = c < (double)MIN ? (double)MIN : c;                                            \
+        c = c > (double)MAX ? (double)MAX : c;                                            \
+        return (T)c;                                                                      \
+    }
+#define H_F2I_WIDE(M, T, MIN, MAX)                                                        \
+    static inline T h_f2i_##M(double f) {                                                 \
+        if (f != f) return 0;                                                             \
+        if (f <= (double)MIN) return MIN;                                                 \
+        if (f >= (double)MAX) return MAX;                                                 \
+        return (T)f;                                                                      \
+    }
+
+H_F2I_NARROW(i8, int8_t, INT8_MIN, INT8_MAX)
+H_F2I_NARROW(i16, int16_t, INT16_MIN, INT16_MAX)
+H_F2I_NARROW(i32, int32_t, INT32_MIN, INT32_MAX)
+H_F2I_WIDE(i64, int64_t, INT64_MIN, INT64_MAX)
+H_F2I_NARROW(u8, uint8_t, 0, UINT8_MAX)
+H_F2I_NARROW(u16, uint16_t, 0, UINT16_MAX)
+H_F2I_NARROW(u32, uint32_t, 0, UINT32_MAX)
+H_F2I_WIDE(u64, uint64_t, 0, UINT64_MAX)
 
 H_SIGNED(i8, int8_t, uint32_t, uint8_t, INT8_MIN, INT8_MAX)
 H_SIGNED(i16, int16_t, uint32_t, uint16_t, INT16_MIN, INT16_MAX)
