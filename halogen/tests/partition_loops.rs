@@ -97,7 +97,24 @@ fn the_steady_state_has_no_clamps() {
     assert!(!body.contains("min(") && !body.contains("max("), "clamps left in the steady state:\n{body}");
     // The prologue and epilogue keep them.
     assert!(text.matches("max(min(").count() >= 2, "{text}");
-    insta::assert_snapshot!(text);
+    insta::assert_snapshot!(without_name_counters(&text));
+}
+
+/// `text` with the counters of generated names (`input_repeat_edge$6`) replaced by `$N`:
+/// they count the Funcs made in the process, so they depend on the tests run before.
+fn without_name_counters(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('N');
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        }
+    }
+    out
 }
 
 #[test]

@@ -17,7 +17,9 @@ use super::LowerCtx;
 use crate::analysis::{bounds_of_expr_in_scope, simplify, widen_to_i64, Interval, Scope};
 use crate::error::{Error, Result};
 use crate::ir::stack;
-use crate::ir::{Expr, MsgPart, Name, Range, Stmt, Type, COORDINATE_LIMIT};
+use crate::ir::{
+    mutate_stmt_children, CallKind, Expr, ExprKind, MsgPart, Mutator, Name, Range, Stmt, Type, COORDINATE_LIMIT,
+};
 use std::collections::HashMap;
 
 fn i32_param(name: String) -> Expr {
@@ -459,6 +461,19 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             ": a coordinate expression of its consumers reaches too far",
         ));
     }
+    // Funcs computed inline have no buffer, but their coordinates are coordinates all the
+    // same: past the limit, the index arithmetic they are inlined into may wrap.
+    for (f, region) in &t.calls {
+        if ctx.env.funcs.contains_key(f) || ctx.env.images.contains_key(f) {
+            continue;
+        }
+        let what = |d| format!("Func '{f}' (computed inline) is needed in dimension {d} over");
+        checks.extend(coordinate_limit_checks(
+            what,
+            region,
+            ": a coordinate expression of its consumers reaches too far",
+        ));
+    }
     for (img, usage) in &ctx.env.images {
         let what = |d| format!("Input buffer '{img}' dimension {d} covers");
         checks.extend(coordinate_limit_checks(what, &buffer_region(img, usage.dims), ""));
@@ -492,6 +507,32 @@ struct Inference<'a> {
     realized: HashMap<Name, Vec<Interval>>,
 }
 
+/// `s` without the statements that only name the calls of Funcs computed inline (see
+/// [`crate::lower::environment::StageDef::inlined_calls`]), once their regions are checked.
+fn remove_inlined_calls(s: &Stmt, env: &Environment) -> Stmt {
+    struct Remover<'a>(&'a Environment);
+    impl Mutator for Remover<'_> {
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            match s {
+                Stmt::Evaluate(e) if is_inlined_call(e, self.0) => Stmt::no_op(),
+                Stmt::Block(v) => {
+                    Stmt::block(v.iter().map(|c| self.mutate_stmt(c)).filter(|c| !c.is_no_op()).collect())
+                }
+                _ => mutate_stmt_children(self, s),
+            }
+        }
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            e.clone()
+        }
+    }
+    Remover(env).mutate_stmt(s)
+}
+
+/// True if `e` calls a Func that the environment does not realize (one computed inline).
+fn is_inlined_call(e: &Expr, env: &Environment) -> bool {
+    matches!(e.kind(), ExprKind::Call { name, kind: CallKind::Func { .. }, .. } if !env.funcs.contains_key(name))
+}
+
 /// Runs bounds inference over the scheduled loop nest.
 pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
     let ctx = &mut Inference { env: &ctx.env, realized: HashMap::new() };
@@ -500,7 +541,7 @@ pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
     let s = fill_realize_bounds(s, ctx)?;
     // The checks name the root Funcs' bound symbols, so they go inside their lets.
     let mut all = input_checks(&s, ctx)?;
-    all.push(s);
+    all.push(remove_inlined_calls(&s, ctx.env));
     // Outputs that are all empty need nothing computed, read or checked: the loops of a
     // split over an empty region would still claim a vector or a tile of it.
     let mut any_output_has_pixels: Option<Expr> = None;

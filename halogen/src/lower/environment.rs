@@ -11,6 +11,7 @@ use crate::ir::{
 use crate::lang::func::FuncRef;
 use crate::schedule::{FuncSchedule, LoopLevel, StageSchedule};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 /// One definition of a Func after inlining, with its loop schedule.
 #[derive(Clone, Debug)]
@@ -23,6 +24,10 @@ pub struct StageDef {
     pub rdom: Option<ReductionRef>,
     /// Loops of the stage.
     pub schedule: StageSchedule,
+    /// The calls to Funcs computed inline that the stage made before inlining, with their
+    /// arguments inlined too: coordinates like those of any call, which bounds inference
+    /// checks against the coordinate limit although no buffer is realized for them.
+    pub inlined_calls: Vec<Expr>,
 }
 
 /// What lowering knows of one Func.
@@ -150,26 +155,46 @@ fn collect_funcs(outputs: &[FuncRef]) -> Result<Vec<FuncRef>> {
     Ok(finder.found)
 }
 
-/// Replaces calls to inlined Funcs by their definitions.
+/// Replaces calls to inlined Funcs by their definitions, and keeps the calls it replaced
+/// (see [`StageDef::inlined_calls`]).
 struct Inliner<'a> {
     inlined: &'a HashMap<Name, (Vec<Name>, Vec<Expr>)>,
     /// Keyed by node identity; the key node is kept alive beside its result so its
-    /// address cannot be reused by a later temporary.
-    memo: HashMap<*const crate::ir::ExprNode, (Expr, Expr)>,
+    /// address cannot be reused by a later temporary. With the result, the inlined calls
+    /// made inside the node.
+    memo: HashMap<*const crate::ir::ExprNode, (Expr, Expr, Rc<Vec<Expr>>)>,
+    /// The inlined calls met since the last `take_calls`.
+    calls: Vec<Expr>,
+}
+
+impl Inliner<'_> {
+    /// The inlined calls met since the last call, each once.
+    fn take_calls(&mut self) -> Vec<Expr> {
+        let mut seen = HashSet::new();
+        std::mem::take(&mut self.calls).into_iter().filter(|c| seen.insert(c.clone())).collect()
+    }
 }
 
 impl Mutator for Inliner<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         stack::guard(|| {
-            if let Some((_, r)) = self.memo.get(&e.ptr()) {
-                return r.clone();
+            if let Some((_, r, calls)) = self.memo.get(&e.ptr()) {
+                let r = r.clone();
+                let calls = calls.clone();
+                self.calls.extend(calls.iter().cloned());
+                return r;
             }
+            let start = self.calls.len();
             let out = match e.kind() {
-                ExprKind::Call { name, args, kind: CallKind::Func { value_index, .. } }
+                ExprKind::Call { name, args, kind: kind @ CallKind::Func { value_index, .. } }
                     if self.inlined.contains_key(name) =>
                 {
                     let (params, values) = &self.inlined[name];
                     let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
+                    self.calls.push(Expr::make(
+                        e.ty(),
+                        ExprKind::Call { name: name.clone(), args: args.clone(), kind: kind.clone() },
+                    ));
                     let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
                     let body = substitute_map(&map, &values[*value_index]);
                     // The body may call other inlined Funcs.
@@ -177,7 +202,8 @@ impl Mutator for Inliner<'_> {
                 }
                 _ => crate::ir::mutate_expr_children(self, e),
             };
-            self.memo.insert(e.ptr(), (e.clone(), out.clone()));
+            let inside = Rc::new(self.calls[start..].to_vec());
+            self.memo.insert(e.ptr(), (e.clone(), out.clone(), inside));
             out
         })
     }
@@ -327,6 +353,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             values: pure.values.clone(),
             rdom: None,
             schedule: pure.schedule.clone(),
+            inlined_calls: Vec::new(),
         }];
         for u in &d.updates {
             stages.push(StageDef {
@@ -334,6 +361,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
                 values: u.values.clone(),
                 rdom: u.rdom.clone(),
                 schedule: u.schedule.clone(),
+                inlined_calls: Vec::new(),
             });
         }
         let is_output = output_names.contains(&d.name);
@@ -397,7 +425,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         .filter(|f| f.compute == LoopLevel::Inlined)
         .map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone())))
         .collect();
-    let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new() };
+    let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new(), calls: Vec::new() };
     let func_names: Vec<Name> = infos.iter().map(|f| f.name.clone()).collect();
     // Cycles are found before inlining: once `g` is inlined into `f`'s update, a call of
     // `f` through `g` looks like the update reading `f`'s earlier value.
@@ -410,6 +438,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         for s in f.stages.iter_mut() {
             s.args = s.args.iter().map(|a| inliner.mutate_expr(a)).collect();
             s.values = s.values.iter().map(|a| inliner.mutate_expr(a)).collect();
+            s.inlined_calls = inliner.take_calls();
         }
         for (i, s) in f.stages.iter().enumerate() {
             check_free_vars(&f, i, s, &mut params)?;

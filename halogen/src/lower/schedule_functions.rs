@@ -277,6 +277,14 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
     let args: Vec<Expr> = stage.args.iter().map(|a| substitute_map(&rename, a)).collect();
     let values: Vec<Expr> = stage.values.iter().map(|v| substitute_map(&rename, v)).collect();
     let mut body = Stmt::Provide { name: f.name.clone(), values, args };
+    // The coordinates of the calls inlined into the stage, for bounds inference to check
+    // (it removes these statements).
+    if !stage.inlined_calls.is_empty() {
+        let mut stmts: Vec<Stmt> =
+            stage.inlined_calls.iter().map(|c| Stmt::Evaluate(substitute_map(&rename, c))).collect();
+        stmts.push(body);
+        body = Stmt::Block(stmts);
+    }
     if !guards.is_empty() {
         let cond = guards.into_iter().reduce(Expr::and).unwrap();
         body = Stmt::if_then(cond, body);
@@ -563,9 +571,10 @@ fn check_uses_inside(s: &Stmt, env: &super::environment::Environment) -> Result<
         }
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
-                if !self.available.contains(name) && self.error.is_none() {
+                // (Calls of Funcs computed inline name their coordinates only.)
+                let realized = self.env.funcs.get(name);
+                if let Some(f) = realized.filter(|_| !self.available.contains(name) && self.error.is_none()) {
                     let user = self.current.last().cloned().unwrap_or_else(|| "?".into());
-                    let f = &self.env.funcs[name];
                     self.error = Some(Error::Schedule(format!(
                         "Func '{name}' is computed at {} but Func '{user}' uses it outside that loop; compute it at a loop that encloses every use",
                         level_text(&f.compute)
