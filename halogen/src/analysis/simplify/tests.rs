@@ -397,31 +397,15 @@ fn stmt_lets_of_one_base_cancel() {
     // lo = n + 8x, hi = lo' + 7 written out: hi - lo is 7 and min(lo, hi) is lo.
     let v = |name: &str| Expr::var(Type::i32(), name);
     let body = Stmt::Block(vec![store("e", x(), sub(v("hi"), v("lo"))), store("m", x(), Expr::min(v("lo"), v("hi")))]);
-    let st = for_(
-        "x",
-        i(0),
-        i(100),
-        Stmt::let_stmt(
-            "lo",
-            add(n(), mul(x(), i(8))),
-            Stmt::let_stmt("hi", add(add(n(), mul(x(), i(8))), i(7)), body.clone()),
-        ),
-    );
-    let r = simplify_stmt(&st).to_string();
+    let in_lets = |inner: Stmt| {
+        let hi = Stmt::let_stmt("hi", add(add(n(), mul(x(), i(8))), i(7)), inner);
+        for_("x", i(0), i(100), Stmt::let_stmt("lo", add(n(), mul(x(), i(8))), hi))
+    };
+    let r = simplify_stmt(&in_lets(body.clone())).to_string();
     assert!(r.contains("e[x] = 7"), "{r}");
     assert!(r.contains("m[x] = lo"), "{r}");
     // A let rebound inside forgets the outer value.
-    let inner = for_("lo", i(0), i(3), body);
-    let st = for_(
-        "x",
-        i(0),
-        i(100),
-        Stmt::let_stmt(
-            "lo",
-            add(n(), mul(x(), i(8))),
-            Stmt::let_stmt("hi", add(add(n(), mul(x(), i(8))), i(7)), inner),
-        ),
-    );
+    let st = in_lets(for_("lo", i(0), i(3), body));
     let r = simplify_stmt(&st).to_string();
     assert!(!r.contains("e[x] = 7"), "{r}");
 }
