@@ -10,7 +10,7 @@
 //! their expressions, so the lets stay small however deep the pipeline is: expanded, the
 //! bounds of a pyramid's coarse levels grow exponentially with the number of levels.
 
-use super::boxes::{touched, touched_only, union_region, Region, Unbounded};
+use super::boxes::{touched_only, touched_with_products, union_region, Region, Unbounded};
 use super::environment::{Environment, FuncInfo};
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
@@ -437,7 +437,7 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
 
 /// Checks, before anything runs, that every input image covers what the pipeline reads.
 fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
-    let t = touched(s, &Scope::new());
+    let t = touched_with_products(s, &Scope::new());
     let mut checks = Vec::new();
     // Every region first: a region out of range is the cause of any input check that
     // would fail after it.
@@ -495,6 +495,20 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
                 "the buffer covers",
             ));
         }
+    }
+    // A product inside an index (`x * 65536` clamped back into range) is held to the
+    // limit too: past it, the simplifier's rewrites, which assume that coordinate
+    // arithmetic does not overflow, may move the clamped index out of range. (Last: the
+    // checks above say more where the product is the whole index.)
+    let mut products: Vec<(&Expr, &Interval)> = t.products.iter().collect();
+    products.sort_by_cached_key(|(e, _)| e.to_string());
+    for (e, iv) in products {
+        let what = |_| format!("The product '{e}' in an index takes values in");
+        checks.extend(coordinate_limit_checks(
+            what,
+            &vec![iv.clone()],
+            ": coordinate arithmetic must stay within them",
+        ));
     }
     Ok(checks)
 }

@@ -3,7 +3,7 @@
 
 use crate::analysis::{bounds_of_expr_in_scope, simplify, substitute, Interval, Scope};
 use crate::ir::stack;
-use crate::ir::{CallKind, Expr, ExprKind, Name, Stmt};
+use crate::ir::{BinOp, CallKind, Expr, ExprKind, Name, Stmt, Type};
 use std::collections::HashMap;
 
 /// A multi-dimensional region: one inclusive interval per dimension.
@@ -31,6 +31,9 @@ pub struct Touched {
     pub provides: HashMap<Name, Region>,
     /// Calls with an index that has no bound.
     pub unbounded: Vec<Unbounded>,
+    /// The products inside call indices (`x * 65536` in `input(clamp(x * 65536, lo, hi))`)
+    /// with the values they take, when asked for (see [`touched_with_products`]).
+    pub products: HashMap<Expr, Interval>,
 }
 
 fn union_side(a: &Option<Expr>, b: &Option<Expr>, take_min: bool) -> Option<Expr> {
@@ -71,6 +74,8 @@ struct Walker<'a> {
     /// Func at a time, and carrying every other region through each `let` on the way out
     /// would make a pipeline of N Funcs cost O(N³).
     only: Option<&'a Name>,
+    /// Whether to gather `Touched::products`.
+    products: bool,
 }
 
 impl Walker<'_> {
@@ -103,9 +108,36 @@ impl Walker<'_> {
         for u in self.out.unbounded.iter_mut() {
             u.index = substitute(name, value, &u.index);
         }
+        for iv in self.out.products.values_mut() {
+            sub(iv);
+        }
+    }
+
+    /// Records the values of the 32-bit products in `e` (an index), down to nested calls
+    /// and lets, whose own indices and values are walked on their own.
+    fn gather_products(&mut self, e: &Expr) {
+        stack::guard(|| match e.kind() {
+            ExprKind::Call { .. } | ExprKind::Let { .. } => {}
+            ExprKind::Binary(BinOp::Mul | BinOp::Shl, ..) if e.ty() == Type::i32() => {
+                let iv = bounds_of_expr_in_scope(e, &self.scope);
+                if iv.is_bounded() {
+                    match self.out.products.get_mut(e) {
+                        Some(old) => *old = union(old, &iv),
+                        None => {
+                            self.out.products.insert(e.clone(), iv);
+                        }
+                    }
+                }
+                e.for_each_child(|c| self.gather_products(c));
+            }
+            _ => e.for_each_child(|c| self.gather_products(c)),
+        })
     }
 
     fn region_of(&mut self, callee: &Name, args: &[Expr]) -> Region {
+        if self.products {
+            args.iter().for_each(|a| self.gather_products(a));
+        }
         let mut region = Vec::with_capacity(args.len());
         for (d, a) in args.iter().enumerate() {
             let iv = bounds_of_expr_in_scope(a, &self.scope);
@@ -227,21 +259,38 @@ impl Walker<'_> {
 /// What `s` reads and writes, with variables bound outside `s` treated as symbols and
 /// those in `scope` as ranges.
 pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
-    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None };
+    let mut w =
+        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: false };
+    w.stmt(s);
+    w.out
+}
+
+/// [`touched`], and the values of the products inside call indices: a product can leave
+/// the coordinate limit although the index it is part of is clamped back into range.
+pub fn touched_with_products(s: &Stmt, scope: &Scope) -> Touched {
+    let mut w =
+        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: true };
     w.stmt(s);
     w.out
 }
 
 /// What `s` reads and writes of `callee` alone (the other entries stay empty).
 pub fn touched_only(s: &Stmt, scope: &Scope, callee: &Name) -> Touched {
-    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: Some(callee) };
+    let mut w = Walker {
+        scope: scope.clone(),
+        out: Touched::default(),
+        caller: Vec::new(),
+        only: Some(callee),
+        products: false,
+    };
     w.stmt(s);
     w.out
 }
 
 /// What the expression `e` reads.
 pub fn touched_by_expr(e: &Expr, scope: &Scope) -> Touched {
-    let mut w = Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None };
+    let mut w =
+        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: false };
     w.expr(e);
     w.out
 }

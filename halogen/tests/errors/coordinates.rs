@@ -214,3 +214,37 @@ fn an_index_that_overflows_over_a_constant_range_cannot_be_bounded() {
         assert!(e.contains("'inp'") && e.contains("cannot bound"), "{target}: {e}");
     }
 }
+
+#[test]
+fn a_product_clamped_back_into_range_is_held_to_the_limit() {
+    // input(clamp(x * 65536, lo, hi)) with the input at x = 54615: every index is clamped
+    // into the input, but the product passes 2^31 from x = 32768 on; the simplifier's form
+    // of the clamp, max(min(x * 65536, hi) - lo, 0), then wrapped, and the host read far
+    // outside the input.
+    let run = |target: &Target, out_min: i32| {
+        let input = ImageParam::new(Type::i32(), 1, "far_input");
+        let x = Var::new("x");
+        let f = Func::new("far");
+        let (lo, hi) = (input.dim(0).min(), input.dim(0).min() + input.dim(0).extent() - 1);
+        f.def(x, input.at(clamp(x * 65536, lo, hi)));
+        let c = Pipeline::new(&[&f]).compile(target)?;
+        let img = Buffer::<i32>::from_fn(&[8], |p| p[0] * 3);
+        let img = {
+            let mut i = img;
+            i.set_min(&[54615]);
+            i
+        };
+        let mut args = Args::new();
+        args.image(&input, &img);
+        let mut out = Buffer::<i32>::with_min(&[out_min], &[4]);
+        c.realize(&args, &mut out)?;
+        Ok::<_, Error>(out.into_vec())
+    };
+    for target in targets_under_test() {
+        let e = run(&target, 32767).unwrap_err().to_string();
+        assert!(e.contains("The product") && e.contains("[2147418112, 2147614720]"), "{target}: {e}");
+        // Small enough, the same pipeline runs: x = 0 reads the first element, the others
+        // are clamped to the last.
+        assert_eq!(run(&target, 0).unwrap(), vec![0, 21, 21, 21], "{target}");
+    }
+}
