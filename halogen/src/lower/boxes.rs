@@ -78,7 +78,11 @@ struct Walker<'a> {
     products: bool,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    fn new(scope: &Scope, only: Option<&'a Name>, products: bool) -> Walker<'a> {
+        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only, products }
+    }
+
     fn push(&mut self, name: &Name, iv: Interval) -> Option<Interval> {
         self.scope.insert(name.clone(), iv)
     }
@@ -259,8 +263,7 @@ impl Walker<'_> {
 /// What `s` reads and writes, with variables bound outside `s` treated as symbols and
 /// those in `scope` as ranges.
 pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
-    let mut w =
-        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: false };
+    let mut w = Walker::new(scope, None, false);
     w.stmt(s);
     w.out
 }
@@ -268,29 +271,21 @@ pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
 /// [`touched`], and the values of the products inside call indices: a product can leave
 /// the coordinate limit although the index it is part of is clamped back into range.
 pub fn touched_with_products(s: &Stmt, scope: &Scope) -> Touched {
-    let mut w =
-        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: true };
+    let mut w = Walker::new(scope, None, true);
     w.stmt(s);
     w.out
 }
 
 /// What `s` reads and writes of `callee` alone (the other entries stay empty).
 pub fn touched_only(s: &Stmt, scope: &Scope, callee: &Name) -> Touched {
-    let mut w = Walker {
-        scope: scope.clone(),
-        out: Touched::default(),
-        caller: Vec::new(),
-        only: Some(callee),
-        products: false,
-    };
+    let mut w = Walker::new(scope, Some(callee), false);
     w.stmt(s);
     w.out
 }
 
 /// What the expression `e` reads.
 pub fn touched_by_expr(e: &Expr, scope: &Scope) -> Touched {
-    let mut w =
-        Walker { scope: scope.clone(), out: Touched::default(), caller: Vec::new(), only: None, products: false };
+    let mut w = Walker::new(scope, None, false);
     w.expr(e);
     w.out
 }
