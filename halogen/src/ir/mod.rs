@@ -21,4 +21,16 @@ pub use types::{Type, TypeCode};
 /// loop end, an extent `max - min + 1` or a vector tail computed in 32 bits cannot wrap.
 pub const COORDINATE_LIMIT: i64 = 1 << 30;
 
+/// True for a run-time parameter that is a buffer's shape (`input.min.0`, `f.extent.1`,
+/// `f.stride.2`, the names lowering gives them): checked against [`COORDINATE_LIMIT`]
+/// when the buffer is bound, unlike a user's `Param`.
+pub(crate) fn is_buffer_shape(e: &Expr) -> bool {
+    let ExprKind::Var { name, binding: VarBinding::Param } = e.kind() else { return false };
+    let mut parts = name.rsplitn(3, '.');
+    let (Some(dim), Some(field), Some(buffer)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    !buffer.is_empty() && matches!(field, "min" | "extent" | "stride") && dim.parse::<u32>().is_ok()
+}
+
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};

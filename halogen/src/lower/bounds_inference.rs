@@ -18,7 +18,7 @@ use crate::analysis::{bounds_of_expr_in_scope, simplify, widen_to_i64, Interval,
 use crate::error::{Error, Result};
 use crate::ir::stack;
 use crate::ir::{
-    mutate_stmt_children, CallKind, Expr, ExprKind, MsgPart, Mutator, Name, Range, Stmt, Type, COORDINATE_LIMIT,
+    mutate_stmt_children, BinOp, CallKind, Expr, ExprKind, MsgPart, Mutator, Name, Range, Stmt, Type, COORDINATE_LIMIT,
 };
 use std::collections::HashMap;
 
@@ -496,14 +496,15 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             ));
         }
     }
-    // A product inside an index (`x * 65536` clamped back into range) is held to the
-    // limit too: past it, the simplifier's rewrites, which assume that coordinate
+    // A product or long sum inside an index (`x * 65536` clamped back into range) is
+    // held to the limit too: past it, the simplifier's rewrites, which assume that coordinate
     // arithmetic does not overflow, may move the clamped index out of range. (Last: the
     // checks above say more where the product is the whole index.)
     let mut products: Vec<(&Expr, &Interval)> = t.products.iter().collect();
     products.sort_by_cached_key(|(e, _)| e.to_string());
     for (e, iv) in products {
-        let what = |_| format!("The product '{e}' in an index takes values in");
+        let kind = if matches!(e.kind(), ExprKind::Binary(BinOp::Add | BinOp::Sub, ..)) { "sum" } else { "product" };
+        let what = |_| format!("The {kind} '{e}' in an index takes values in");
         checks.extend(coordinate_limit_checks(
             what,
             &vec![iv.clone()],

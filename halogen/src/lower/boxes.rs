@@ -3,7 +3,7 @@
 
 use crate::analysis::{bounds_of_expr_in_scope, simplify, substitute, Interval, Scope};
 use crate::ir::stack;
-use crate::ir::{BinOp, CallKind, Expr, ExprKind, Name, Stmt, Type};
+use crate::ir::{is_buffer_shape, BinOp, CallKind, Expr, ExprKind, Name, Stmt, Type, COORDINATE_LIMIT};
 use std::collections::HashMap;
 
 /// A multi-dimensional region: one inclusive interval per dimension.
@@ -31,8 +31,9 @@ pub struct Touched {
     pub provides: HashMap<Name, Region>,
     /// Calls with an index that has no bound.
     pub unbounded: Vec<Unbounded>,
-    /// The products inside call indices (`x * 65536` in `input(clamp(x * 65536, lo, hi))`)
-    /// with the values they take, when asked for (see [`touched_with_products`]).
+    /// The products and long sums inside call indices (`x * 65536` in
+    /// `input(clamp(x * 65536, lo, hi))`, `x + y + z`) with the values they take, when
+    /// asked for (see [`touched_with_products`]).
     pub products: HashMap<Expr, Interval>,
 }
 
@@ -43,6 +44,21 @@ fn union_side(a: &Option<Expr>, b: &Option<Expr>, take_min: bool) -> Option<Expr
             Some(if take_min { Expr::min(x.clone(), y.clone()) } else { Expr::max(x.clone(), y.clone()) })
         }
         _ => None,
+    }
+}
+
+/// The operands of the chain of 32-bit `+` and `-` at the top of `e`, left to right
+/// (iteratively: a user's sum may have thousands of terms).
+fn sum_terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    let mut todo = vec![e];
+    while let Some(e) = todo.pop() {
+        match e.kind() {
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) if e.ty() == Type::i32() => {
+                todo.push(b);
+                todo.push(a);
+            }
+            _ => out.push(e),
+        }
     }
 }
 
@@ -117,30 +133,57 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Records the values of the 32-bit products in `e` (an index), down to nested calls
-    /// and lets, whose own indices and values are walked on their own.
-    fn gather_products(&mut self, e: &Expr) {
+    /// Records the values of the 32-bit products and long sums in `e` (an index), down to
+    /// nested calls and lets, whose own indices and values are walked on their own. A
+    /// whole index is its region, checked already; `whole` says `e` is one.
+    fn gather_products(&mut self, e: &Expr, whole: bool) {
         stack::guard(|| match e.kind() {
             ExprKind::Call { .. } | ExprKind::Let { .. } => {}
             ExprKind::Binary(BinOp::Mul | BinOp::Shl, ..) if e.ty() == Type::i32() => {
-                let iv = bounds_of_expr_in_scope(e, &self.scope);
-                if iv.is_bounded() {
-                    match self.out.products.get_mut(e) {
-                        Some(old) => *old = union(old, &iv),
-                        None => {
-                            self.out.products.insert(e.clone(), iv);
-                        }
-                    }
-                }
-                e.for_each_child(|c| self.gather_products(c));
+                self.record_value(e);
+                e.for_each_child(|c| self.gather_products(c, false));
             }
-            _ => e.for_each_child(|c| self.gather_products(c)),
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, ..) if e.ty() == Type::i32() => {
+                // Two coordinates within the limit always sum or subtract within 32 bits;
+                // a third term, a constant beside two, or a constant as large as a
+                // coordinate can pass 2^31. Only the whole chain is recorded: wrapping
+                // is exact modulo 2^32, so partial sums that wrap cancel out.
+                let mut terms = Vec::new();
+                sum_terms(e, &mut terms);
+                let constant =
+                    terms.iter().filter_map(|t| t.as_int()).fold(0u64, |s, c| s.saturating_add(c.unsigned_abs()));
+                let variables = terms.iter().filter(|t| t.as_int().is_none()).count();
+                // A buffer's own end (`in.min.0 + in.extent.0 - 1`) is checked when it is bound.
+                let shape_only = terms.iter().all(|t| t.as_int().is_some() || is_buffer_shape(t));
+                let may_wrap =
+                    variables >= 3 || (variables == 2 && constant != 0) || constant >= COORDINATE_LIMIT as u64;
+                if !whole && may_wrap && !shape_only {
+                    self.record_value(e);
+                }
+                for t in terms {
+                    self.gather_products(t, false);
+                }
+            }
+            _ => e.for_each_child(|c| self.gather_products(c, false)),
         })
+    }
+
+    /// Records the values `e` takes, if it has bounds.
+    fn record_value(&mut self, e: &Expr) {
+        let iv = bounds_of_expr_in_scope(e, &self.scope);
+        if iv.is_bounded() {
+            match self.out.products.get_mut(e) {
+                Some(old) => *old = union(old, &iv),
+                None => {
+                    self.out.products.insert(e.clone(), iv);
+                }
+            }
+        }
     }
 
     fn region_of(&mut self, callee: &Name, args: &[Expr]) -> Region {
         if self.products {
-            args.iter().for_each(|a| self.gather_products(a));
+            args.iter().for_each(|a| self.gather_products(a, true));
         }
         let mut region = Vec::with_capacity(args.len());
         for (d, a) in args.iter().enumerate() {
@@ -268,8 +311,9 @@ pub fn touched(s: &Stmt, scope: &Scope) -> Touched {
     w.out
 }
 
-/// [`touched`], and the values of the products inside call indices: a product can leave
-/// the coordinate limit although the index it is part of is clamped back into range.
+/// [`touched`], and the values of the products and long sums inside call indices: they
+/// can leave the coordinate limit although the index they are part of is clamped back
+/// into range.
 pub fn touched_with_products(s: &Stmt, scope: &Scope) -> Touched {
     let mut w = Walker::new(scope, None, true);
     w.stmt(s);

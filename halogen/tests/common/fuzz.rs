@@ -676,7 +676,7 @@ pub fn draw(seed: u64) -> Case {
         c.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
     let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &chacha));
-    let mix = StageMix { stencil_weight: rng.range(1, 5) as u32, lut: rng.percent(50) };
+    let mix = StageMix { stencil_weight: rng.range(1, 5) as u32, lut: rng.percent(50), gather: rng.percent(50) };
     let n = rng.range(3, 9) as usize;
     let mut stages: Vec<StageKind> =
         rp::stage_kinds(n, mix).into_iter().map(|s| s.new_tree(&mut runner).expect("a stage kind").current()).collect();

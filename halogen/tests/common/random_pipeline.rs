@@ -26,6 +26,10 @@ pub enum StageKind {
     Sum { src: usize },
     /// A look-up table of 16 entries indexed by the (clamped) value of `f`.
     Lut { src: usize },
+    /// The input read at a column computed from `f`'s value times `scale` (which wraps
+    /// anywhere in 32 bits), clamped into the input by the bounds of `form` (see
+    /// [`gather_bounds`]); the row is `y` clamped into the input.
+    Gather { src: usize, scale: i32, form: u8 },
 }
 
 impl StageKind {
@@ -39,7 +43,8 @@ impl StageKind {
             | StageKind::Histogram { src }
             | StageKind::Scan { src }
             | StageKind::Sum { src }
-            | StageKind::Lut { src } => vec![src],
+            | StageKind::Lut { src }
+            | StageKind::Gather { src, .. } => vec![src],
         }
     }
 
@@ -50,19 +55,20 @@ impl StageKind {
 }
 
 /// How often each kind of stage is drawn: the weight of stencils (point-wise stages weigh 3,
-/// the other kinds 1) and whether look-up tables are drawn at all.
+/// the other kinds 1) and whether look-up tables and gathers from the input are drawn.
 #[derive(Clone, Copy, Debug)]
 pub struct StageMix {
     pub stencil_weight: u32,
     pub lut: bool,
+    pub gather: bool,
 }
 
 /// The pipelines hand schedules are drawn for.
-pub const SCHEDULE_MIX: StageMix = StageMix { stencil_weight: 3, lut: false };
+pub const SCHEDULE_MIX: StageMix = StageMix { stencil_weight: 3, lut: false, gather: false };
 
 /// The pipelines the auto-scheduler is tested on: more stencils (what it plans for) and
 /// data-dependent look-ups.
-pub const AUTO_SCHEDULE_MIX: StageMix = StageMix { stencil_weight: 4, lut: true };
+pub const AUTO_SCHEDULE_MIX: StageMix = StageMix { stencil_weight: 4, lut: true, gather: false };
 
 /// Stage `i` (1-based), reading any of the stages before it.
 pub fn stage_kind(i: usize, mix: StageMix) -> BoxedStrategy<StageKind> {
@@ -87,7 +93,16 @@ pub fn stage_kind(i: usize, mix: StageMix) -> BoxedStrategy<StageKind> {
         (1, src.clone().prop_map(|src| StageKind::Sum { src }).boxed()),
     ];
     if mix.lut {
-        kinds.push((1, src.prop_map(|src| StageKind::Lut { src }).boxed()));
+        kinds.push((1, src.clone().prop_map(|src| StageKind::Lut { src }).boxed()));
+    }
+    if mix.gather {
+        let scales = prop::sample::select(vec![1, -1, 3, 65_537, 1 << 20, -(1 << 28), i32::MAX]);
+        kinds.push((
+            1,
+            (src, scales, 0..GATHER_FORMS)
+                .prop_map(|(src, scale, form)| StageKind::Gather { src, scale, form })
+                .boxed(),
+        ));
     }
     Union::new_weighted(kinds).boxed()
 }
@@ -205,10 +220,33 @@ pub fn build_with(stages: &[StageKind], b: InputBoundary) -> Built {
                 table.def(v, v * v - 3 * v);
                 f.def((x, y), table.at(clamp(at(*src, x.into(), y.into()), 0, 15)) + x);
             }
+            StageKind::Gather { src, scale, form } => {
+                let (lo, hi) = gather_bounds(*form, input.dim(0).min(), input.dim(0).extent());
+                let column = clamp(at(*src, x.into(), y.into()) * *scale, lo, hi);
+                let (m1, e1) = (input.dim(1).min(), input.dim(1).extent());
+                let row = clamp(Expr::from(y), m1.clone(), m1 + e1 - 1);
+                f.def((x, y), input.at((column, row)));
+            }
         }
         funcs.push(f);
     }
     Built { input, funcs }
+}
+
+/// How many forms [`gather_bounds`] has.
+pub const GATHER_FORMS: u8 = 4;
+
+/// The bounds `(lo, hi)` a gather clamps its column into, from the input's first
+/// dimension at `m` of extent `e`: the whole input written so that both ends cancel
+/// against `m`, or only one of them (`max(e - 1, 0)` is opaque to the simplifier's linear
+/// forms), or a window inside it.
+pub fn gather_bounds(form: u8, m: Expr, e: Expr) -> (Expr, Expr) {
+    match form {
+        0 => (m.clone(), m + e - 1),
+        1 => (m.clone(), m + max(e - 1, 0)),
+        2 => (m.clone() + min(e.clone() - 1, 2), m + e - 1),
+        _ => (m.clone() + min(e.clone() - 1, 1), m + max(e - 2, 0)),
+    }
 }
 
 /// The input every random pipeline reads: 12 × 9 values in [-7, 15].

@@ -248,3 +248,92 @@ fn a_product_clamped_back_into_range_is_held_to_the_limit() {
         assert_eq!(run(&target, 0).unwrap(), vec![0, 21, 21, 21], "{target}");
     }
 }
+
+#[test]
+fn an_index_clamped_from_loaded_data_stays_inside_the_input() {
+    // input(clamp(data(x), lo, hi)) with 32-bit data anywhere in its range and the input
+    // far from 0: the clamp keeps every index inside the input, whatever the data. The
+    // simplifier once rewrote max(min(v, hi), lo) - lo as max(min(v, hi) - lo, 0), which
+    // wraps for v near i32::MIN, and the host read far outside the input.
+    let values = [i32::MIN, i32::MIN + 1, -70_000, -5, 0, 5, 70_000, i32::MAX - 1, i32::MAX];
+    for in_min in [1_000_000, -1_000_000, 0] {
+        for which in 0..4 {
+            let run = |target: &Target| {
+                let input = ImageParam::new(Type::i32(), 1, "far_input");
+                let data = ImageParam::new(Type::i32(), 1, "data");
+                let bound = Param::<i32>::new("bound");
+                let x = Var::new("x");
+                let f = Func::new("far");
+                let (m, e) = (input.dim(0).min(), input.dim(0).extent());
+                let v = data.at(x);
+                let idx = match which {
+                    0 => clamp(v, m.clone(), bound.expr()),
+                    1 => clamp(v, bound.expr(), m.clone() + e.clone() - 1),
+                    2 => clamp(v + 1, m.clone(), bound.expr()),
+                    _ => clamp(v - 3, m.clone() + 1, m.clone() + e.clone() - 2),
+                };
+                f.def(x, input.at(idx));
+                let c = Pipeline::new(&[&f]).compile(target)?;
+                let mut img = Buffer::<i32>::from_fn(&[16], |p| p[0] * 3 + 1);
+                img.set_min(&[in_min]);
+                let d = Buffer::<i32>::from_fn(&[values.len() as i32], |p| values[p[0] as usize]);
+                let mut args = Args::new();
+                args.image(&input, &img).image(&data, &d);
+                args.param(&bound, if which == 1 { in_min + 2 } else { in_min + 13 });
+                let mut out = Buffer::<i32>::new(&[values.len() as i32]);
+                c.realize(&args, &mut out)?;
+                Ok::<_, Error>(out.into_vec())
+            };
+            // The same in plain Rust: 32-bit arithmetic wraps, then the clamp.
+            let bound = if which == 1 { in_min + 2 } else { in_min + 13 };
+            let (first, last) = (in_min, in_min + 15);
+            let want: Vec<i32> = values
+                .iter()
+                .map(|&v| {
+                    let i = match which {
+                        0 => v.clamp(first, bound),
+                        1 => v.clamp(bound, last),
+                        2 => v.wrapping_add(1).clamp(first, bound),
+                        _ => v.wrapping_sub(3).clamp(first + 1, last - 1),
+                    };
+                    (i - in_min) * 3 + 1
+                })
+                .collect();
+            for target in targets_under_test() {
+                assert_eq!(run(&target).unwrap(), want, "{target}: input at {in_min}, form {which}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_sum_of_coordinates_clamped_back_into_range_is_held_to_the_limit() {
+    // input(clamp(x + y + z, lo, hi)) with each coordinate inside the limit but their sum
+    // past 2^31: in 32 bits the sum wraps to near i32::MIN before the clamp, and the
+    // clamp's form max(min(x + y + z, hi) - lo, 0) wrapped once more.
+    let run = |target: &Target, at: i32| {
+        let input = ImageParam::new(Type::i32(), 1, "sum_input");
+        let other = ImageParam::new(Type::i32(), 1, "sum_other");
+        let (x, y, z) = (Var::new("x"), Var::new("y"), Var::new("z"));
+        let f = Func::new("sum3");
+        let lo = input.dim(0).min();
+        let hi = other.dim(0).min() + other.dim(0).extent() - 1;
+        f.def((x, y, z), input.at(clamp(x + y + z, lo, hi)) + other.at(0));
+        let c = Pipeline::new(&[&f]).compile(target)?;
+        let mut img = Buffer::<i32>::from_fn(&[16], |p| p[0] * 3 + 1);
+        img.set_min(&[1000]);
+        let mut oth = Buffer::<i32>::new(&[1010]);
+        oth.set_min(&[0]);
+        let mut args = Args::new();
+        args.image(&input, &img).image(&other, &oth);
+        let mut out = Buffer::<i32>::with_min(&[at, at, at], &[2, 2, 2]);
+        c.realize(&args, &mut out)?;
+        Ok::<_, Error>(out.into_vec())
+    };
+    for target in targets_under_test() {
+        // 3 * 715827884 = 2^31 + 4.
+        let e = run(&target, 715_827_884).unwrap_err().to_string();
+        assert!(e.contains("sum") && e.contains("[2147483652, 2147483655]"), "{target}: {e}");
+        assert_eq!(run(&target, 300).unwrap(), vec![1; 8], "{target}");
+    }
+}

@@ -5,7 +5,7 @@ use super::{fold_binary, folds_exactly, is_int, is_neg_zero, no_overflow, vector
 use crate::ir::{BinOp, Expr, ExprKind};
 
 /// Rewrites `a + b` (operands simplified), or `None` to keep the node.
-pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
+pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     let (x, y) = (&a.0, &b.0);
     let ty = x.ty();
     if let Some(r) = fold_binary(BinOp::Add, x, y) {
@@ -55,10 +55,10 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     }
     if no_overflow(ty) {
         // min(p, q) + y -> min(p + y, q + y) when one side cancels to a constant.
-        if let Some(r) = distribute_min_max(x, y) {
+        if let Some(r) = distribute_min_max(s, x, y) {
             return Some(r);
         }
-        if let Some(r) = distribute_min_max(y, x) {
+        if let Some(r) = distribute_min_max(s, y, x) {
             return Some(r);
         }
     }
@@ -67,13 +67,15 @@ pub(super) fn rules(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
 
 /// `min(p, q) + y` (or max) as `min(p + y, q + y)` if either sum is a constant
 /// (`min(x, 5) + 3 -> min(x + 3, 8)`, `min(x, n - 1) - n -> min(x - n, -1)`).
-fn distribute_min_max(m: &Expr, y: &Expr) -> Option<Expr> {
+fn distribute_min_max(s: &Simplifier, m: &Expr, y: &Expr) -> Option<Expr> {
     if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = m.kind() {
         if !folds_exactly(BinOp::Add, p, y) || !folds_exactly(BinOp::Add, q, y) {
             return None;
         }
         let (ps, qs) = (Expr::add(p.clone(), y.clone()), Expr::add(q.clone(), y.clone()));
-        if cancels(&ps) || cancels(&qs) {
+        // Not inside a clamp of a value that may be anything: p + y may wrap where
+        // min(p, q) + y does not.
+        if (cancels(&ps) || cancels(&qs)) && !s.may_hold_any(m) && !s.may_hold_any(y) {
             return Some(Expr::binary(*op, ps, qs));
         }
     }

@@ -54,6 +54,9 @@ pub(super) fn visit(s: &mut Simplifier, e: &Expr) -> S {
             Binding::Bounded(vi, iv)
         };
         saved.push(s.enter_binder(name, binding));
+        if !inline && s.may_hold_any(&v) {
+            s.unchecked_lets.insert(name.clone());
+        }
         frames.push(Frame { orig: cur.clone(), name: name.clone(), value: v, kept: !inline });
         let next = body.clone();
         cur = next;

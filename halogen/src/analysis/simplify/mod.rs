@@ -47,6 +47,7 @@ mod mul;
 mod select;
 mod stmt;
 mod sub;
+mod unchecked;
 mod vector;
 
 #[cfg(test)]
@@ -60,7 +61,7 @@ use super::interval::{bounds_assuming_no_overflow, Interval, Scope};
 use super::substitute::expr_uses_var;
 use crate::ir::stack;
 use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Simplifies an expression. The result has the same value as `e` for every value of
 /// its free variables.
@@ -132,6 +133,10 @@ pub(crate) struct Simplifier {
     /// Lets in scope whose values are small linear combinations of variables
     /// (`w.max = base + 7`), substituted into differences so that lets of one base cancel.
     linear_lets: HashMap<Name, Expr>,
+    /// Let-bound names whose values may be anything (see `unchecked.rs`). Only grows: a
+    /// name left here after its scope ends makes the rules that consult it more careful,
+    /// never wrong.
+    unchecked_lets: HashSet<Name>,
     /// Results by (node identity, environment), so shared sub-expressions are simplified
     /// once; the original is kept alive so its address is not reused.
     memo: HashMap<(usize, u32), (Expr, S)>,
@@ -161,6 +166,7 @@ impl Simplifier {
             facts: Vec::new(),
             linear_facts: Vec::new(),
             linear_lets: HashMap::new(),
+            unchecked_lets: HashSet::new(),
             memo: HashMap::new(),
             env: 0,
             next_env: 1,

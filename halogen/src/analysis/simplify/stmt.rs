@@ -123,6 +123,9 @@ impl Simplifier {
                 Binding::Bounded(vi, iv)
             };
             let saved = self.enter_binder(name, binding);
+            if !inline && self.may_hold_any(&v) {
+                self.unchecked_lets.insert(name.clone());
+            }
             if !inline && is_small_linear(&v) {
                 self.linear_lets.insert(name.clone(), v.clone());
             }

@@ -52,12 +52,15 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
             }
         }
     }
+    // Not where a side may hold any value (see `unchecked.rs`): p - y may wrap where
+    // min(p, q) - y does not, and carry a clamped index out of its buffer.
+    let checked = |s: &Simplifier| !s.may_hold_any(x) && !s.may_hold_any(y);
     if no_overflow(ty) {
         // min(p, q) - y -> min(p - y, q - y) when either side cancels to a constant.
         if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = x.kind() {
             if folds_exactly(BinOp::Sub, p, y) && folds_exactly(BinOp::Sub, q, y) {
                 let (ps, qs) = (Expr::sub(p.clone(), y.clone()), Expr::sub(q.clone(), y.clone()));
-                if cancels(&ps) || cancels(&qs) {
+                if (cancels(&ps) || cancels(&qs)) && checked(s) {
                     return Some(Expr::binary(*op, ps, qs));
                 }
             }
@@ -66,7 +69,7 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
         if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = y.kind() {
             if !x.is_const() && folds_exactly(BinOp::Sub, x, p) && folds_exactly(BinOp::Sub, x, q) {
                 let (ps, qs) = (Expr::sub(x.clone(), p.clone()), Expr::sub(x.clone(), q.clone()));
-                if cancels(&ps) || cancels(&qs) {
+                if (cancels(&ps) || cancels(&qs)) && checked(s) {
                     let flipped = if *op == BinOp::Min { BinOp::Max } else { BinOp::Min };
                     return Some(Expr::binary(flipped, ps, qs));
                 }

@@ -95,8 +95,14 @@ fn min_max() {
     let u = Expr::cast(Type::i32(), Expr::var(Type::u8(), "u"));
     assert_eq!(s(&Expr::min(u.clone(), i(300))), "int32(u)");
     assert_eq!(s(&Expr::max(u.clone(), i(-1))), "int32(u)");
-    // min(p, q) - q style.
-    assert_eq!(s(&sub(Expr::min(x(), sub(n(), i(1))), n())), "min((x - n), -1)");
+    // min(p, q) - q style, for a buffer's shape, which is checked against the coordinate
+    // limit; a user's parameter may be anything, and x - n could wrap.
+    let e = Expr::param(Type::i32(), "in.extent.0");
+    assert_eq!(s(&sub(Expr::min(x(), sub(e.clone(), i(1))), e)), "min((x - in.extent.0), -1)");
+    assert_eq!(s(&sub(Expr::min(x(), sub(n(), i(1))), n())), "(min(x, (n - 1)) - n)");
+    // Nor inside a clamp of loaded data.
+    let v = Expr::load(Type::i32(), "data", x(), None);
+    assert_eq!(s(&sub(Expr::max(Expr::min(v, add(y(), i(9))), y()), y())), "(max(min(data[x], (y + 9)), y) - y)");
 }
 
 #[test]
