@@ -48,6 +48,7 @@ pub mod pyramid_blend;
 pub mod resize;
 pub mod sobel;
 pub mod synth;
+pub mod text_app;
 pub mod transpose;
 pub mod unsharp;
 pub mod wavelet;
@@ -459,7 +460,8 @@ pub fn app_names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// The app called `name`, built with `config`, with no schedule applied yet.
+/// The app called `name`, built with `config`, with no schedule applied yet. A name
+/// ending in `.halogen` is the path of a pipeline file (see [`text_app`]).
 ///
 /// ```
 /// let app = halogen_apps::create("harris", &Default::default()).unwrap();
@@ -467,6 +469,9 @@ pub fn app_names() -> Vec<&'static str> {
 /// assert!(halogen_apps::create("nope", &Default::default()).is_err());
 /// ```
 pub fn create(name: &str, config: &Config) -> Result<Box<dyn App>> {
+    if name.ends_with(".halogen") {
+        return Ok(Box::new(text_app::TextApp::load(std::path::Path::new(name), config)?));
+    }
     let entry = REGISTRY
         .iter()
         .find(|e| e.name == name)

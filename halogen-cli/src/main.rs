@@ -155,18 +155,19 @@ enum Command {
     },
     /// Run an app on a picture or a NumPy array and save the result.
     Run {
-        /// The app (see `halogen list`).
-        app: String,
-        /// Inputs: one file per input of the app, in the order `halogen list` shows, or one
-        /// picture for an app with several inputs (all of them are made from it). A file is
-        /// a picture (PNG, JPEG or TIFF; 8 or 16 bits; gray or RGB), converted to what the
-        /// app reads, or a `.npy` array of exactly the input's type and shape. A 16-bit gray
-        /// picture given to camera_pipe is its raw Bayer mosaic.
-        #[arg(required = true, num_args = 1.., value_name = "INPUT")]
-        inputs: Vec<PathBuf>,
-        /// Output: a picture (.png, .jpg or .tif: PNG and TIFF keep 16 bits) or a `.npy`
-        /// array (the raw output values).
-        output: PathBuf,
+        /// `APP INPUT... OUTPUT`, or `INPUT... OUTPUT` with `--pipeline`. APP is an app (see
+        /// `halogen list`) or a `.halogen` pipeline file. INPUT: one file per input of the
+        /// app, in the order `halogen list` shows, or one picture for an app with several
+        /// inputs (all of them are made from it); a picture (PNG, JPEG or TIFF; 8 or 16
+        /// bits; gray or RGB) is converted to what the app reads, a `.npy` array must have
+        /// exactly the input's type and shape; a 16-bit gray picture given to camera_pipe
+        /// is its raw Bayer mosaic. OUTPUT: a picture (.png, .jpg or .tif: PNG and TIFF keep
+        /// 16 bits) or a `.npy` array (the raw output values).
+        #[arg(required = true, num_args = 2.., value_name = "APP INPUT... OUTPUT")]
+        files: Vec<String>,
+        /// A pipeline written as text (see `halogen::text`) in place of an app.
+        #[arg(long, value_name = "FILE")]
+        pipeline: Option<PathBuf>,
         /// The schedule to apply (one of the app's, or `auto` for the auto-scheduler).
         #[arg(long, default_value = "hand")]
         schedule: String,
@@ -187,8 +188,12 @@ enum Command {
     },
     /// Time apps under their schedules: a warm-up, then the min and median of several runs.
     Bench {
-        /// Apps to time (all if none are named).
+        /// Apps to time (all if none are named and no `--pipeline` is given); a `.halogen`
+        /// pipeline file counts as an app.
         apps: Vec<String>,
+        /// A pipeline written as text to time as well (repeatable).
+        #[arg(long = "pipeline", value_name = "FILE")]
+        pipelines: Vec<PathBuf>,
         /// Output size of the synthetic inputs, at most 65536 pixels a side and 2^30 pixels
         /// (default: each app's benchmark size, the one `shared/anchors/halide_bench.py` uses
         /// where it has the app; see `halogen list`).
@@ -249,8 +254,12 @@ enum Command {
     },
     /// Print an app's lowered loop nest (for `auto`, the chosen schedule first).
     Lower {
-        /// The app.
-        app: String,
+        /// The app, or a `.halogen` pipeline file.
+        #[arg(required_unless_present = "pipeline", conflicts_with = "pipeline")]
+        app: Option<String>,
+        /// A pipeline written as text, in place of an app.
+        #[arg(long, value_name = "FILE")]
+        pipeline: Option<PathBuf>,
         /// The schedule to apply (one of the app's, or `auto`).
         #[arg(long, default_value = "hand")]
         schedule: String,
@@ -416,14 +425,38 @@ fn cmd_lower(app: &str, schedule: &str, params: &[String]) -> Result<(), CliErro
     Ok(())
 }
 
+/// The name under which the apps' registry finds a pipeline file: its path, which must
+/// end in `.halogen`.
+fn pipeline_name(path: &std::path::Path) -> Result<String, CliError> {
+    let name =
+        path.to_str().ok_or_else(|| CliError::new(format!("pipeline path '{}' is not UTF-8", path.display())))?;
+    if !name.ends_with(".halogen") {
+        return Err(CliError::new(format!("pipeline file '{name}' must end in .halogen")));
+    }
+    Ok(name.to_string())
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::List { json } => cmd_list(json),
-        Command::Run { app, inputs, output, schedule, target, params, check, raw } => {
+        Command::Run { files, pipeline, schedule, target, params, check, raw } => {
+            let mut files = files;
+            let app = match pipeline {
+                Some(p) => pipeline_name(&p)?,
+                None => files.remove(0),
+            };
+            let Some(output) = files.pop().map(PathBuf::from) else {
+                return Err(CliError::new("run: name the output file after the inputs"));
+            };
+            if files.is_empty() {
+                return Err(CliError::new(format!("run: '{app}' needs at least one input file before the output")));
+            }
+            let inputs: Vec<PathBuf> = files.into_iter().map(PathBuf::from).collect();
             cmd_run(&app, &inputs, &output, &schedule, target, &params, check, raw)
         }
         Command::Bench {
-            apps,
+            mut apps,
+            pipelines,
             size,
             scale,
             schedule,
@@ -441,7 +474,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
             check,
             params,
         } => bench::cmd_bench(&bench::BenchOptions {
-            apps,
+            apps: {
+                for p in &pipelines {
+                    apps.push(pipeline_name(p)?);
+                }
+                apps
+            },
             size,
             scale,
             schedules: schedule,
@@ -456,7 +494,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             inputs,
             save_outputs,
         }),
-        Command::Lower { app, schedule, params } => cmd_lower(&app, &schedule, &params),
+        Command::Lower { app, pipeline, schedule, params } => {
+            let app = match (app, pipeline) {
+                (_, Some(p)) => pipeline_name(&p)?,
+                (Some(a), None) => a,
+                (None, None) => return Err(CliError::new("lower: name an app or give --pipeline FILE")),
+            };
+            cmd_lower(&app, &schedule, &params)
+        }
         Command::Demo { out, size, image, synthetic, target } => {
             let source = match (image, synthetic) {
                 (Some(p), _) => demo::Source::File(p),

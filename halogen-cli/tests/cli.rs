@@ -290,3 +290,48 @@ fn every_app_auto_scheduled_gives_its_reference_pixels() {
         assert!(check != "null" && !r.contains("\"error\""), "{r}");
     }
 }
+
+/// A pipeline file of `halogen-apps/pipelines/`.
+fn pipeline_file(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../halogen-apps/pipelines").join(name).display().to_string()
+}
+
+#[test]
+fn pipeline_files_run_lower_and_bench_like_apps() {
+    let file = pipeline_file("sobel.halogen");
+    let dir = std::env::temp_dir().join(format!("halogen-cli-pipeline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("edges.png");
+    let photo = photo("coffee_small.png");
+    let o = halogen(&["run", "--pipeline", &file, photo.to_str().unwrap(), out.to_str().unwrap(), "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o) + &stderr(&o);
+    assert!(said.contains("matches the reference"), "{said}");
+    assert!(out.exists());
+    // The file in the app's place works too.
+    let o = halogen(&["lower", &file, "--schedule", "hand"]);
+    assert!(o.status.success() && stdout(&o).contains("produce sobel"), "{}", stderr(&o));
+    let o = halogen(&[
+        "bench",
+        "--pipeline",
+        &file,
+        "--size",
+        "64x48",
+        "--runs",
+        "1",
+        "--schedule",
+        "hand,naive",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("exact").count(), 2, "{}", stdout(&o));
+    // A mistake in the file is one line naming the file, line and column.
+    let bad = dir.join("bad.halogen");
+    std::fs::write(&bad, "input a : u8[2]\nf(x, y) = a(x, y) + b\noutput f\n").unwrap();
+    let o = halogen(&["lower", "--pipeline", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("bad.halogen:2:21: unknown name 'b'"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -26,6 +26,7 @@ pub mod prelude;
 pub mod runtime;
 pub mod schedule;
 pub mod target;
+pub mod text;
 
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
