@@ -525,7 +525,8 @@ fn bench_one(
     let built = schedule::build_app(name, sched, &config, Some(&inputs), o.threads)?;
     let (timing, out) = time_app(&built, sched, &inputs, run)?;
     if let Some(dir) = &o.save_outputs {
-        save_output(dir, name, sched, &out)?;
+        // By the app's name: for a pipeline file, its stem, not its path.
+        save_output(dir, built.app.name(), sched, &out)?;
     }
     Ok(timing)
 }

@@ -236,7 +236,8 @@ enum Command {
         /// synthetic inputs; needs exactly one app.
         #[arg(long = "input", value_name = "FILE")]
         inputs: Vec<PathBuf>,
-        /// Write each output to this folder as `<app>_<schedule>.npy`.
+        /// Write each output to this folder as `<app>_<schedule>.npy` (a pipeline file's
+        /// outputs by its name without `.halogen`).
         #[arg(long, value_name = "DIR")]
         save_outputs: Option<PathBuf>,
         /// Where to run.

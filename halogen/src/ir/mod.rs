@@ -34,3 +34,35 @@ pub(crate) fn is_buffer_shape(e: &Expr) -> bool {
 }
 
 pub use visit::{mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt, Mutator, Visitor};
+
+/// `s` without the `$N` counters that make generated names unique in a process
+/// (`input_repeat_edge$3` is shown as `input_repeat_edge`).
+///
+/// ```
+/// use halogen::ir::without_counters;
+/// assert_eq!(without_counters("Func 'in_repeat_edge$12' at f$3.s0.x"), "Func 'in_repeat_edge' at f.s0.x");
+/// assert_eq!(without_counters("costs $5"), "costs $5");
+/// ```
+pub fn without_counters(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('$') {
+        return s.into();
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        // A counter follows a name character: `$` then digits, and no digit after them.
+        let after_name = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if b[i] == b'$' && after_name && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            continue;
+        }
+        let ch = s[i..].chars().next().expect("inside the string");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out.into()
+}

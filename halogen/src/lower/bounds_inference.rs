@@ -439,11 +439,21 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
 fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     let t = touched_with_products(s, &Scope::new());
     let mut checks = Vec::new();
+    // In the order of the names as the generated code shows them (without the counters of
+    // generated names): hash maps iterate in an order that changes from one run to the
+    // next, and the same pipeline must give the same code, or the JIT cache misses it.
+    let order = |n: &Name| (crate::ir::without_counters(n).into_owned(), n.clone());
+    let mut funcs: Vec<_> = ctx.env.funcs.iter().collect();
+    funcs.sort_by_cached_key(|(n, _)| order(n));
+    let mut calls: Vec<_> = t.calls.iter().collect();
+    calls.sort_by_cached_key(|(n, _)| order(n));
+    let mut images: Vec<_> = ctx.env.images.iter().collect();
+    images.sort_by_cached_key(|(n, _)| order(n));
     // Every region first: a region out of range is the cause of any input check that
     // would fail after it.
     // Buffers are checked against the limit when bound from Rust; these checks keep the
     // promise for code called from C.
-    for (f, info) in &ctx.env.funcs {
+    for &(f, info) in &funcs {
         if info.is_output {
             let what = |d| format!("Output buffer '{f}' dimension {d} covers");
             checks.extend(coordinate_limit_checks(what, &buffer_region(f, info.args.len()), ""));
@@ -463,7 +473,7 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     }
     // Funcs computed inline have no buffer, but their coordinates are coordinates all the
     // same: past the limit, the index arithmetic they are inlined into may wrap.
-    for (f, region) in &t.calls {
+    for &(f, region) in &calls {
         if ctx.env.funcs.contains_key(f) || ctx.env.images.contains_key(f) {
             continue;
         }
@@ -474,11 +484,11 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             ": a coordinate expression of its consumers reaches too far",
         ));
     }
-    for (img, usage) in &ctx.env.images {
+    for &(img, usage) in &images {
         let what = |d| format!("Input buffer '{img}' dimension {d} covers");
         checks.extend(coordinate_limit_checks(what, &buffer_region(img, usage.dims), ""));
     }
-    for (img, usage) in &ctx.env.images {
+    for &(img, usage) in &images {
         if let Some(u) = t.unbounded.iter().find(|u| u.callee == *img) {
             return Err(unbounded_error(u, "ImageParam"));
         }

@@ -20,6 +20,7 @@ use super::syntax::{
 use super::types::{check, mnemonic, scalar_c};
 use crate::error::{Error, Result};
 use crate::ir::stack;
+use crate::ir::without_counters;
 use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
 
 const PASS: &str = "C back end";
@@ -95,7 +96,10 @@ fn assert(d: &mut impl Dialect, condition: &Expr, message: &[MsgPart]) -> Result
     d.writer().line("struct h_msg h_m = {{0}, 0};");
     for part in message {
         match part {
-            MsgPart::Text(t) => d.writer().line(format!("h_msg_str(&h_m, {});", c_string(t))),
+            // Without the counters of generated names (`input_repeat_edge$3`): the same
+            // pipeline built twice in one process must print the same C, or the JIT cache
+            // misses it.
+            MsgPart::Text(t) => d.writer().line(format!("h_msg_str(&h_m, {});", c_string(&without_counters(t)))),
             MsgPart::Value(e) => {
                 let v = expr(d, e)?;
                 let t = e.ty();
