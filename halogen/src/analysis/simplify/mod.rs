@@ -137,6 +137,7 @@ pub(crate) struct Simplifier {
     /// name left here after its scope ends makes the rules that consult it more careful,
     /// never wrong.
     unchecked_lets: HashSet<Name>,
+    unchecked_memo: std::cell::RefCell<unchecked::UncheckedMemo>,
     /// Results by (node identity, environment), so shared sub-expressions are simplified
     /// once; the original is kept alive so its address is not reused.
     memo: HashMap<(usize, u32), (Expr, S)>,
@@ -167,6 +168,7 @@ impl Simplifier {
             linear_facts: Vec::new(),
             linear_lets: HashMap::new(),
             unchecked_lets: HashSet::new(),
+            unchecked_memo: Default::default(),
             memo: HashMap::new(),
             env: 0,
             next_env: 1,

@@ -10,14 +10,31 @@
 //! `i32::MIN` and carry the index out of the buffer. Such rules ask [`may_hold_any`] first.
 
 use super::Simplifier;
+use std::collections::HashMap;
 use crate::ir::{is_buffer_shape, CallKind, Expr, ExprKind, Type, VarBinding, COORDINATE_LIMIT};
 
 impl Simplifier {
     /// True if `e` may hold a 32- or 64-bit integer the root checks do not bound: a
-    /// constant past the limit, a load, a call, a scalar parameter (other than a buffer's shape), a conversion from a float
-    /// or a wide integer, or a let-bound name of one of those.
+    /// constant past the limit, a load, a call, a scalar parameter (other than a buffer's
+    /// shape), a conversion from a float or a wide integer, or a let-bound name of one of
+    /// those. Answers are remembered by node (expressions share their sub-trees, so a walk
+    /// without it is exponential in the depth of an inlined pipeline), until a let makes a
+    /// name unchecked.
     pub(super) fn may_hold_any(&self, e: &Expr) -> bool {
-        crate::ir::stack::guard(|| match e.kind() {
+        let mut memo = self.unchecked_memo.borrow_mut();
+        if memo.lets != self.unchecked_lets.len() {
+            memo.answers.clear();
+            memo.lets = self.unchecked_lets.len();
+        }
+        self.walk_unchecked(e, &mut memo.answers)
+    }
+
+    fn walk_unchecked(&self, e: &Expr, memo: &mut HashMap<usize, (Expr, bool)>) -> bool {
+        let key = e.ptr() as usize;
+        if let Some((_, v)) = memo.get(&key) {
+            return *v;
+        }
+        let v = crate::ir::stack::guard(|| match e.kind() {
             // A constant is not a coordinate once past the limit (a product that wrapped
             // and was folded, say).
             ExprKind::IntImm(v) => v.unsigned_abs() >= COORDINATE_LIMIT as u64,
@@ -27,20 +44,28 @@ impl Simplifier {
                 _ => self.unchecked_lets.contains(name) && !narrow(e.ty()),
             },
             ExprKind::Load { .. } => !narrow(e.ty()),
-            ExprKind::Call { kind: CallKind::Intrinsic(_), .. } => {
-                let mut any = false;
-                e.for_each_child(|c| any = any || self.may_hold_any(c));
-                any
-            }
+            ExprKind::Call { kind: CallKind::Intrinsic(_), .. } => self.any_child_unchecked(e, memo),
             ExprKind::Call { .. } => !narrow(e.ty()),
-            ExprKind::Cast(v) => !narrow(v.ty()) && (v.ty().is_float() || self.may_hold_any(v)),
-            _ => {
-                let mut any = false;
-                e.for_each_child(|c| any = any || self.may_hold_any(c));
-                any
-            }
-        })
+            ExprKind::Cast(v) => !narrow(v.ty()) && (v.ty().is_float() || self.walk_unchecked(v, memo)),
+            _ => self.any_child_unchecked(e, memo),
+        });
+        // The node is kept alive with its answer, so that its address is not reused.
+        memo.insert(key, (e.clone(), v));
+        v
     }
+
+    fn any_child_unchecked(&self, e: &Expr, memo: &mut HashMap<usize, (Expr, bool)>) -> bool {
+        let mut any = false;
+        e.for_each_child(|c| any = any || self.walk_unchecked(c, memo));
+        any
+    }
+}
+
+/// What [`Simplifier::may_hold_any`] has found, for the set of unchecked lets it had.
+#[derive(Default)]
+pub(super) struct UncheckedMemo {
+    lets: usize,
+    answers: HashMap<usize, (Expr, bool)>,
 }
 
 /// True for types whose every value lies well inside the coordinate limit (integers of
