@@ -190,3 +190,31 @@ fn the_lowered_statement_of_a_long_chain_prints_and_parses() {
         assert_eq!(back.clone(), back);
     })
 }
+
+#[test]
+fn a_doubling_chain_of_inlined_stages_is_refused_not_run_out_of_memory() {
+    // f_i(x) = f_{i-1}(x) + f_{i-1}(x + 1), all inlined: every link doubles the inlined
+    // expression (calls with different arguments need their own copies). At 30 links that
+    // is 2^30 terms: the process ran out of memory. Now it is an error naming a Func to
+    // compute at root; at 10 links (about a thousand terms) it runs.
+    let doubling = |prefix: &str, n: usize| {
+        let x = Var::new("x");
+        let mut prev = Func::new(&format!("{prefix}0"));
+        prev.def(x, x.expr());
+        for i in 1..n {
+            let f = Func::new(&format!("{prefix}{i}"));
+            f.def(x, prev.at(x) + prev.at(x + 1));
+            prev = f;
+        }
+        prev
+    };
+    for target in targets_under_test() {
+        let long = doubling("doubling_long", 30);
+        let e = Pipeline::new(&[&long]).compile(&target).unwrap_err().to_string();
+        assert!(e.contains("doubling_long29") && e.contains("at root"), "{target}: {e}");
+        let short = doubling("doubling_short", 10);
+        // f_9(x) = sum over k of C(9, k) (x + k) = 512 x + 9 * 256.
+        let want: Vec<i32> = (0..WIDTH).map(|x| 512 * x + 9 * 256).collect();
+        check(&target, &short, &want);
+    }
+}

@@ -161,15 +161,30 @@ struct Inliner<'a> {
     inlined: &'a HashMap<Name, (Vec<Name>, Vec<Expr>)>,
     /// Keyed by node identity; the key node is kept alive beside its result so its
     /// address cannot be reused by a later temporary. With the result, the inlined calls
-    /// made inside the node.
+    /// made inside the node (each once).
     memo: HashMap<*const crate::ir::ExprNode, (Expr, Expr, Rc<Vec<Expr>>)>,
     /// The inlined calls met since the last `take_calls`.
     calls: Vec<Expr>,
+    /// Nodes inlining has made since the last `take_calls`.
+    made: u64,
+    /// The inlined Funcs being expanded, innermost last.
+    expanding: Vec<Name>,
+    /// The Func being expanded when `made` passed [`MAX_INLINED_TERMS`].
+    too_big: Option<Name>,
 }
+
+/// The most new terms inlining may make for one definition. Inlining copies a Func's body
+/// into every call with the call's arguments (calls with equal arguments share one copy),
+/// so a chain of Funcs that each call the last at two places (`f(x) = g(x) + g(x + 1)`)
+/// doubles at every link: 30 links would need 2^30 terms, and memory runs out long before.
+/// Past this many the pipeline is refused, with a message saying which Func to compute
+/// at root.
+pub const MAX_INLINED_TERMS: u64 = 1 << 20;
 
 impl Inliner<'_> {
     /// The inlined calls met since the last call, each once.
     fn take_calls(&mut self) -> Vec<Expr> {
+        self.made = 0;
         let mut seen = HashSet::new();
         std::mem::take(&mut self.calls).into_iter().filter(|c| seen.insert(c.clone())).collect()
     }
@@ -183,6 +198,10 @@ impl Mutator for Inliner<'_> {
                 let calls = calls.clone();
                 self.calls.extend(calls.iter().cloned());
                 return r;
+            }
+            // Past the limit the result is refused: stop copying.
+            if self.too_big.is_some() {
+                return e.clone();
             }
             let start = self.calls.len();
             let out = match e.kind() {
@@ -198,12 +217,23 @@ impl Mutator for Inliner<'_> {
                     let map: HashMap<Name, Expr> = params.iter().cloned().zip(args).collect();
                     let body = substitute_map(&map, &values[*value_index]);
                     // The body may call other inlined Funcs.
-                    self.mutate_expr(&body)
+                    self.expanding.push(name.clone());
+                    let out = self.mutate_expr(&body);
+                    self.expanding.pop();
+                    out
                 }
                 _ => crate::ir::mutate_expr_children(self, e),
             };
-            let inside = Rc::new(self.calls[start..].to_vec());
-            self.memo.insert(e.ptr(), (e.clone(), out.clone(), inside));
+            self.made += 1;
+            if self.made > MAX_INLINED_TERMS && self.too_big.is_none() {
+                self.too_big = self.expanding.last().cloned();
+            }
+            // Each call once: a chain of doubling Funcs makes the same calls many times.
+            let mut seen = HashSet::new();
+            let inside: Vec<Expr> = self.calls[start..].iter().filter(|c| seen.insert((*c).clone())).cloned().collect();
+            self.calls.truncate(start);
+            self.calls.extend(inside.iter().cloned());
+            self.memo.insert(e.ptr(), (e.clone(), out.clone(), Rc::new(inside)));
             out
         })
     }
@@ -425,7 +455,14 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         .filter(|f| f.compute == LoopLevel::Inlined)
         .map(|f| (f.name.clone(), (f.args.clone(), f.stages[0].values.clone())))
         .collect();
-    let mut inliner = Inliner { inlined: &inlined, memo: HashMap::new(), calls: Vec::new() };
+    let mut inliner = Inliner {
+        inlined: &inlined,
+        memo: HashMap::new(),
+        calls: Vec::new(),
+        made: 0,
+        expanding: Vec::new(),
+        too_big: None,
+    };
     let func_names: Vec<Name> = infos.iter().map(|f| f.name.clone()).collect();
     // Cycles are found before inlining: once `g` is inlined into `f`'s update, a call of
     // `f` through `g` looks like the update reading `f`'s earlier value.
@@ -439,6 +476,14 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             s.args = s.args.iter().map(|a| inliner.mutate_expr(a)).collect();
             s.values = s.values.iter().map(|a| inliner.mutate_expr(a)).collect();
             s.inlined_calls = inliner.take_calls();
+            if let Some(callee) = inliner.too_big.take() {
+                return Err(Error::Definition(format!(
+                    "Func '{}': inlining Func '{callee}' into it makes more than {MAX_INLINED_TERMS} new terms: \
+                     the Funcs inlined here call each other at several places, so each copy multiplies; \
+                     compute '{callee}' (or a Func between them) at root or at a loop of its consumer",
+                    f.name
+                )));
+            }
         }
         for (i, s) in f.stages.iter().enumerate() {
             check_free_vars(&f, i, s, &mut params)?;

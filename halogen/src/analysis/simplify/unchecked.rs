@@ -10,8 +10,8 @@
 //! `i32::MIN` and carry the index out of the buffer. Such rules ask [`may_hold_any`] first.
 
 use super::Simplifier;
-use std::collections::HashMap;
 use crate::ir::{is_buffer_shape, CallKind, Expr, ExprKind, Type, VarBinding, COORDINATE_LIMIT};
+use std::collections::HashMap;
 
 impl Simplifier {
     /// True if `e` may hold a 32- or 64-bit integer the root checks do not bound: a
