@@ -711,3 +711,31 @@ fn a_product_of_values_read_anyway_is_inlined() {
     let src = same_pixels::<f32>(&|| products(true), &[0, 0], &[59, 43]);
     assert!(src.contains("ixy.compute_"), "{src}");
 }
+
+/// A first-order recursive filter down the columns of a float image: a scan along y.
+fn column_scan() -> (Vec<(ImageParam, Buffer<f32>)>, Func) {
+    let input = ImageParam::new(Type::f32(), 2, "scan_input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let r = RDom::new(&[(Expr::from(1), input.height() - 1)]);
+    let cl = boundary::repeat_edge(&input, &input.bounds());
+    let down = Func::new("column_scan");
+    down.def((x, y), cl.at((x, y)));
+    down.update(
+        (x.expr(), r.x().expr()),
+        0.7f32 * down.at((x.expr(), r.x() - 1)) + 0.3f32 * cl.at((x.expr(), r.x().expr())),
+    );
+    let out = Func::new("column_scan_out");
+    out.def((x, y), down.at((x, y)) * 2.0f32);
+    input.set_estimates(&[(0, 512), (0, 256)]);
+    out.set_estimates(&[(0, 512), (0, 256)]);
+    let img = Buffer::<f32>::from_fn(&[37, 23], |p| ((p[0] * 7 + p[1] * 3) % 11) as f32 / 11.0);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn a_scan_along_y_is_vectorized_across_its_columns() {
+    // The update writes f(x, r.y): lanes along x write distinct points, so it vectorizes
+    // (it was taken for a scatter, like a histogram, and ran one column at a time).
+    let src = same_pixels(&column_scan, &[0, 0], &[37, 23]);
+    assert!(src.contains("column_scan.update_stage(0).vectorize(x"), "{src}");
+}

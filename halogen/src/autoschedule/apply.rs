@@ -356,8 +356,14 @@ pub(crate) fn apply_untiled(
         // (every left-hand side index a pure variable), the reduction's own loops stay
         // innermost, so the accumulator stays in a register.
         let short: Vec<usize> = legal.iter().copied().filter(|&d| extent[d] <= SHORT_LOOP).collect();
-        // Some left-hand side index is computed (a histogram).
-        let scatter = stage.pure.len() < stage.args.len();
+        // Some left-hand side index is computed (a histogram's bin): lanes could collide.
+        // A reduction variable standing alone as an index (a scan's `f(x, r.y)`) is the
+        // same for every lane, so lanes along a pure dimension write distinct points: a
+        // recurrence vectorizes across its independent dimension.
+        let scatter = stage.args.iter().any(|a| match a.as_var() {
+            Some(v) => !stage.pure.iter().any(|(_, p)| p == v) && !stage.rvars.iter().any(|(r, _, _)| r == v),
+            None => true,
+        });
         if !stage.rvars.is_empty() && !short.is_empty() && short.len() < stage.pure.len() {
             let mut names: Vec<&Name> = short.iter().map(|&d| &node.args[d]).collect();
             // A scatter keeps no accumulator in a register anyway; there the short loops
