@@ -270,19 +270,21 @@ def draw(seed, width=1536, height=1024):
             hist = fresh("hist")
             rd = fresh("r")
             rx, ry = var(f"{rd}.x"), var(f"{rd}.y")
-            src = at(a, rx, ry)
-            if flt:
-                b = fn("clamp", cast("i32", src * 255.0), 0, 255)
-            else:
-                b = fn("clamp", src if top == 255 else src // 256, 0, 255)
+
+            def bin_of(v):
+                """The histogram's bin, in [0, 255], of value `v`."""
+                if flt:
+                    return fn("clamp", cast("i32", v * 255.0), 0, 255)
+                return fn("clamp", v if top == 255 else v // 256, 0, 255)
+
+            b = bin_of(at(a, rx, ry))
             helper = Stage(hist, "hist", lit(0), updates=[([b], call(hist, b) + 1)],
                            rdoms=[(rd, [(lit(0), W), (lit(0), H)])])
             helper.args = ["i"]
+            here = bin_of(at(a, x, y))
             if flt:
-                here = fn("clamp", cast("i32", at(a, x, y) * 255.0), 0, 255)
                 v = div(cast("f32", call(hist, here)), cast("f32", W * H))
             else:
-                here = fn("clamp", at(a, x, y) if top == 255 else at(a, x, y) // 256, 0, 255)
                 v = (call(hist, here) * top) // (W * H)
             stages.append(Stage(name, kind, v, helpers=[helper]))
         elif kind == "scan":

@@ -104,7 +104,10 @@ impl FromDyn for f32 {
 }
 
 impl DynBuffer {
-    /// A zero-filled buffer of element type `ty` (u8, u16, i32 or f32).
+    /// The element types a `DynBuffer` holds.
+    pub const TYPES: [Type; 4] = [Type::u8(), Type::u16(), Type::i32(), Type::f32()];
+
+    /// A zero-filled buffer of element type `ty` (one of [`DynBuffer::TYPES`]).
     pub fn zeros(ty: Type, extents: &[i32]) -> halogen::Result<DynBuffer> {
         Ok(match ty {
             t if t == Type::u8() => DynBuffer::U8(Buffer::try_new(extents)?),

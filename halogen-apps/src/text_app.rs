@@ -44,7 +44,7 @@ fn leak(s: String) -> &'static str {
 
 /// The element types a text app's inputs and output may have (those of [`DynBuffer`]).
 fn supported(ty: Type) -> bool {
-    [Type::u8(), Type::u16(), Type::i32(), Type::f32()].contains(&ty)
+    DynBuffer::TYPES.contains(&ty)
 }
 
 impl TextApp {

@@ -97,6 +97,16 @@ impl TextError {
         TextError { pos, message: message.into() }
     }
 
+    /// A mistake the library recorded while the file's statement at `pos` ran, at that
+    /// statement: without the error's kind (the caller gives it) and without the Rust line
+    /// the library names, which is the parser's, not the file's.
+    pub(crate) fn from_library(pos: Pos, e: &Error) -> TextError {
+        let msg = e.to_string();
+        let msg = msg.split_once(": ").map(|(_, m)| m).unwrap_or(&msg);
+        let msg = msg.rsplit_once(" (at ").map(|(m, _)| m).unwrap_or(msg);
+        TextError::at(pos, msg)
+    }
+
     /// As a [`Error::Definition`] naming the file.
     pub(crate) fn in_file(&self, file: &str) -> Error {
         Error::Definition(format!("{file}:{self}"))

@@ -391,30 +391,14 @@ impl Parser {
             None => {
                 self.check_fresh(&name, npos)?;
                 self.expect("(")?;
-                let mut args = Vec::new();
-                if !self.is(")") {
-                    loop {
-                        let (v, vpos) = self.ident("a variable")?;
-                        let var = match self.names.get(&v) {
-                            Some(Named::Var(var)) => *var,
-                            Some(_) => return Err(TextError::at(vpos, format!("'{v}' is not a variable"))),
-                            None => {
-                                self.check_fresh(&v, vpos)?;
-                                let var = Var::new(&v);
-                                self.names.insert(v.clone(), Named::Var(var));
-                                var
-                            }
-                        };
-                        if args.contains(&var) {
-                            return Err(TextError::at(vpos, format!("variable '{v}' appears twice")));
-                        }
-                        args.push(var);
-                        if !self.eat(",") {
-                            break;
-                        }
+                let params = self.paren_list(Parser::pure_var)?;
+                let mut args: Vec<Var> = Vec::new();
+                for (var, vpos) in params {
+                    if args.contains(&var) {
+                        return Err(TextError::at(vpos, format!("variable '{}' appears twice", var.name())));
                     }
+                    args.push(var);
                 }
-                self.expect(")")?;
                 let eq = self.pos();
                 if !self.eat("=") {
                     return Err(TextError::at(
@@ -434,6 +418,22 @@ impl Parser {
                 Ok(())
             }
         }
+    }
+
+    /// A pure variable of a first definition: declared, or declared by this use.
+    fn pure_var(&mut self) -> PResult<(Var, Pos)> {
+        let (v, vpos) = self.ident("a variable")?;
+        let var = match self.names.get(&v) {
+            Some(Named::Var(var)) => *var,
+            Some(_) => return Err(TextError::at(vpos, format!("'{v}' is not a variable"))),
+            None => {
+                self.check_fresh(&v, vpos)?;
+                let var = Var::new(&v);
+                self.names.insert(v, Named::Var(var));
+                var
+            }
+        };
+        Ok((var, vpos))
     }
 
     fn update(&mut self, name: &str, f: &Func, npos: Pos) -> PResult<()> {
@@ -466,10 +466,7 @@ impl Parser {
         let mut d = f.func_ref().lock();
         if let Some(e) = d.errors.pop() {
             d.errors.clear();
-            let msg = e.to_string();
-            let msg = msg.split_once(": ").map(|(_, m)| m).unwrap_or(&msg);
-            let msg = msg.rsplit_once(" (at ").map(|(m, _)| m).unwrap_or(msg);
-            return Err(TextError::at(pos, msg.to_string()));
+            return Err(TextError::from_library(pos, &e));
         }
         Ok(())
     }
@@ -565,16 +562,7 @@ impl Parser {
         while self.eat(".") {
             let (method, mpos) = self.ident("a directive")?;
             self.expect("(")?;
-            let mut args = Vec::new();
-            if !self.is(")") {
-                loop {
-                    args.push(self.directive_arg()?);
-                    if !self.eat(",") {
-                        break;
-                    }
-                }
-            }
-            self.expect(")")?;
+            let args = self.paren_list(Parser::directive_arg)?;
             if method == "update" {
                 match args.as_slice() {
                     [] => stage = Some(0),
@@ -759,17 +747,22 @@ impl Parser {
     }
 
     fn call_args(&mut self) -> PResult<Vec<Expr>> {
-        let mut args = Vec::new();
+        self.paren_list(Parser::expr)
+    }
+
+    /// Items separated by commas up to a closing `)` (consumed); the list may be empty.
+    fn paren_list<T>(&mut self, mut item: impl FnMut(&mut Parser) -> PResult<T>) -> PResult<Vec<T>> {
+        let mut out = Vec::new();
         if !self.is(")") {
             loop {
-                args.push(self.expr()?);
+                out.push(item(self)?);
                 if !self.eat(",") {
                     break;
                 }
             }
         }
         self.expect(")")?;
-        Ok(args)
+        Ok(out)
     }
 
     fn named(&mut self, name: String, pos: Pos) -> PResult<Expr> {

@@ -99,8 +99,9 @@ impl AnyParam {
 
 /// Whether `v` is a value of `ty` (integral and in range for integers).
 pub(super) fn fits(ty: Type, v: f64) -> bool {
+    // Every f64 converts to a float type (rounded, or to an infinity).
     if ty.is_float() {
-        return v.is_finite() || v.is_nan() || v.is_infinite();
+        return true;
     }
     if v.fract() != 0.0 || !v.is_finite() {
         return false;

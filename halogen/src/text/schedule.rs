@@ -145,11 +145,7 @@ impl Directive {
         if d.errors.len() > before {
             let e = d.errors.remove(before);
             d.errors.truncate(before);
-            let msg = e.to_string();
-            // The library's message names the Rust line of the call: here, the file's.
-            let msg = msg.split_once(": ").map(|(_, m)| m).unwrap_or(&msg);
-            let msg = msg.rsplit_once(" (at ").map(|(m, _)| m).unwrap_or(msg);
-            return Err(TextError::at(self.pos, msg.to_string()));
+            return Err(TextError::from_library(self.pos, &e));
         }
         Ok(())
     }

@@ -20,8 +20,9 @@ use super::syntax::{
 use super::types::{check, mnemonic, scalar_c};
 use crate::error::{Error, Result};
 use crate::ir::stack;
-use crate::ir::without_counters;
-use crate::ir::{BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+use crate::ir::{
+    without_counters, BinOp, CallKind, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode,
+};
 
 const PASS: &str = "C back end";
 
