@@ -3,7 +3,11 @@
 //! The same [`Expr`] serves the user (through operator overloading in `lang`) and the
 //! compiler. Nodes are shared through `Arc`, so substitution and rewriting rebuild only the
 //! spine they change and a DAG never blows up into a tree; equality is structural with a
-//! pointer-equality fast path, and hashing is structural. This keeps the properties the
+//! pointer-equality fast path, and hashing is structural. Each node keeps the structural
+//! hash of its subtree, computed once when it is built from its children's: hashing is
+//! then constant time, and two different trees nearly always differ at the first compared
+//! node, so equality tests cost little on a large shared DAG (where a plain recursive
+//! comparison revisits every shared subtree along every path). This keeps the properties the
 //! design asks of a hash-consed arena (cheap sharing, no exponential blow-up) with one
 //! representation instead of two; `analysis::cse` recovers sharing explicitly where the
 //! generated code needs it.
@@ -21,12 +25,60 @@ pub type Name = Arc<str>;
 pub struct Expr(pub(crate) Arc<ExprNode>);
 
 /// One expression node: its type and its kind.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Debug)]
 pub struct ExprNode {
     /// The type of the value (with lanes for vectors).
     pub ty: Type,
     /// What the node computes.
     pub kind: ExprKind,
+    /// Structural hash of the subtree (see the module docs).
+    hash: u64,
+}
+
+impl PartialEq for ExprNode {
+    fn eq(&self, o: &Self) -> bool {
+        self.hash == o.hash && self.ty == o.ty && self.kind == o.kind
+    }
+}
+impl Eq for ExprNode {}
+
+/// The hasher of node hashes: a multiply-rotate mix in the style of rustc's FxHasher. It
+/// sees a node's type, tag, names and constants, and its children's hashes (one word each).
+/// Also the hasher of the compiler's tables keyed by node identity ([`PtrMap`]).
+#[derive(Default, Clone, Copy)]
+pub struct NodeHasher(u64);
+
+/// A hash map keyed by small integers or node addresses, with the fast [`NodeHasher`].
+pub type PtrMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<NodeHasher>>;
+
+impl Hasher for NodeHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64)
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(v as u64)
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64)
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64)
+    }
+    fn finish(&self) -> u64 {
+        // The multiply leaves the low bits depending only on low input bits (all zero in an
+        // aligned address); the rotation brings mixed high bits down to where tables look.
+        self.0.rotate_left(26)
+    }
 }
 
 /// A float constant stored by its bits, so that expressions can be hashed and compared.
@@ -209,17 +261,17 @@ pub enum ExprKind {
     Call { name: Name, args: Vec<Expr>, kind: CallKind },
 }
 
-// Comparing and hashing recurse once per level of the tree: the guard keeps a deep one
-// from overflowing the stack.
+// Comparing equal trees recurses once per level: the guard keeps a deep one from
+// overflowing the stack. Hashing reads the stored hash.
 impl PartialEq for Expr {
     fn eq(&self, o: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &o.0) || stack::guard(|| *self.0 == *o.0)
+        Arc::ptr_eq(&self.0, &o.0) || (self.0.hash == o.0.hash && stack::guard(|| *self.0 == *o.0))
     }
 }
 impl Eq for Expr {}
 impl Hash for Expr {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        stack::guard(|| self.0.hash(h))
+        h.write_u64(self.0.hash)
     }
 }
 
@@ -306,7 +358,10 @@ impl std::fmt::Debug for Expr {
 impl Expr {
     /// Build a node from its type and kind.
     pub fn make(ty: Type, kind: ExprKind) -> Expr {
-        Expr(Arc::new(ExprNode { ty, kind }))
+        let mut h = NodeHasher::default();
+        ty.hash(&mut h);
+        kind.hash(&mut h);
+        Expr(Arc::new(ExprNode { ty, kind, hash: h.finish() }))
     }
     /// The node's type.
     pub fn ty(&self) -> Type {

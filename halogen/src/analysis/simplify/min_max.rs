@@ -29,6 +29,9 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
     if x.is_const() && !y.is_const() {
         return Some(Expr::binary(op, y.clone(), x.clone()));
     }
+    if let Some(r) = merge_chain(s, op, x, y) {
+        return Some(r);
+    }
     // Decided by the operands' bounds.
     if let (Some(ai), Some(bi)) = (a.1, b.1) {
         if ai.max <= bi.min {
@@ -114,4 +117,115 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
         }
     }
     None
+}
+
+/// Rewrites a chain of one operator (`min(min(a, b), c)`, nested any way) whose terms
+/// can be combined, or `None`:
+/// - a term that repeats another or differs from it by a constant goes
+///   (`min(min(a, b + 2), b - 1)` -> `min(a, b - 1)`: the general form of Halide's
+///   `min(min(a, b + c1), b + c2)` rules);
+/// - terms of the other operator that share their second operand are taken together
+///   (`max(max(min(p, k), a), min(q, k))` -> `max(min(max(p, q), k), a)`: the lattice's
+///   distributive law, which the pairwise rule applies only to neighbours).
+///
+/// Unions of the regions that many call sites read build such chains, with each site's
+/// bound (often clamped) repeated for every tap of a stencil: kept whole, they grow with
+/// the product of the stencils' sizes and every later rule walks them. Terms are compared
+/// by their stored hashes, so the rule costs a few word comparisons per pair of terms.
+/// Offsets are merged only where the type does not overflow and the base may not hold an
+/// unchecked value (see `unchecked.rs`).
+fn merge_chain(s: &Simplifier, op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
+    let ty = x.ty();
+    let is_chain = |e: &Expr| matches!(e.kind(), ExprKind::Binary(o, ..) if *o == op);
+    if !no_overflow(ty) || !ty.is_scalar() || !(is_chain(x) || is_chain(y)) {
+        return None;
+    }
+    let other = if op == BinOp::Min { BinOp::Max } else { BinOp::Min };
+    let mut terms = Vec::new();
+    let mut todo = vec![y, x];
+    while let Some(e) = todo.pop() {
+        match e.kind() {
+            ExprKind::Binary(o, a, b) if *o == op && e.ty() == ty => {
+                todo.push(b);
+                todo.push(a);
+            }
+            _ => terms.push(e),
+        }
+    }
+    // Each term as `base + offset`, kept by base in order of first appearance. A term
+    // `min(m1, m2) + c` also bounds `m1 + c` and `m2 + c`: those are implied entries,
+    // which remove the terms they beat and are not printed themselves.
+    let better = |o: i128, than: i128| if op == BinOp::Min { o < than } else { o > than };
+    let mut kept: Vec<(&Expr, i128, Option<&Expr>)> = Vec::with_capacity(terms.len());
+    let mut merged = false;
+    for t in terms {
+        let (base, offset) = split_offset(t);
+        let mut bounds = vec![(base, offset, Some(t))];
+        if is_chain(base) && !s.may_hold_any(base) {
+            let mut inner = vec![base];
+            while let Some(e) = inner.pop() {
+                match e.kind() {
+                    ExprKind::Binary(o, a, b) if *o == op => inner.extend([b, a]),
+                    _ => {
+                        let (b, o) = split_offset(e);
+                        bounds.push((b, o + offset, None));
+                    }
+                }
+            }
+        }
+        for (base, offset, term) in bounds {
+            let Some(k) = kept.iter_mut().find(|k| k.0 == base) else {
+                kept.push((base, offset, term));
+                continue;
+            };
+            if k.1 != offset && s.may_hold_any(base) {
+                if term.is_some() {
+                    kept.push((base, offset, term));
+                }
+                continue;
+            }
+            if better(offset, k.1) {
+                merged |= k.2.is_some();
+                *k = (base, offset, term);
+            } else {
+                merged |= term.is_some();
+            }
+        }
+    }
+    // Terms `other(p, k)` with a shared `k`, gathered at the first one's place.
+    let mut out: Vec<Expr> = Vec::with_capacity(kept.len());
+    let mut shared: Vec<(&Expr, usize, Vec<Expr>)> = Vec::new();
+    for t in kept.into_iter().filter_map(|k| k.2) {
+        if let ExprKind::Binary(o, p, k) = t.kind() {
+            if *o == other {
+                if let Some(g) = shared.iter_mut().find(|g| g.0 == k) {
+                    g.2.push(p.clone());
+                    merged = true;
+                    continue;
+                }
+                shared.push((k, out.len(), vec![p.clone()]));
+            }
+        }
+        out.push(t.clone());
+    }
+    if !merged {
+        return None;
+    }
+    for (k, at, ps) in shared {
+        if ps.len() > 1 {
+            let inner = ps.into_iter().reduce(|a, b| Expr::binary(op, a, b))?;
+            out[at] = Expr::binary(other, inner, k.clone());
+        }
+    }
+    out.into_iter().reduce(|a, b| Expr::binary(op, a, b))
+}
+
+/// `e` as `base + offset` for a constant offset (`x - 3` is `x + -3`; anything else is
+/// itself plus 0).
+fn split_offset(e: &Expr) -> (&Expr, i128) {
+    match e.kind() {
+        ExprKind::Binary(BinOp::Add, a, c) => const_int(c).map_or((e, 0), |c| (a, c)),
+        ExprKind::Binary(BinOp::Sub, a, c) => const_int(c).and_then(i128::checked_neg).map_or((e, 0), |c| (a, c)),
+        _ => (e, 0),
+    }
 }

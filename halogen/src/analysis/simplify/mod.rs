@@ -140,7 +140,7 @@ pub(crate) struct Simplifier {
     unchecked_memo: std::cell::RefCell<unchecked::UncheckedMemo>,
     /// Results by (node identity, environment), so shared sub-expressions are simplified
     /// once; the original is kept alive so its address is not reused.
-    memo: HashMap<(usize, u32), (Expr, S)>,
+    memo: crate::ir::expr::PtrMap<(usize, u32), (Expr, S)>,
     /// Identity of the current environment (bumped at every binder).
     env: u32,
     next_env: u32,
@@ -169,7 +169,7 @@ impl Simplifier {
             linear_lets: HashMap::new(),
             unchecked_lets: HashSet::new(),
             unchecked_memo: Default::default(),
-            memo: HashMap::new(),
+            memo: Default::default(),
             env: 0,
             next_env: 1,
             rewriting: Vec::new(),

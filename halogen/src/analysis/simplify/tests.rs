@@ -105,6 +105,29 @@ fn min_max() {
     assert_eq!(s(&sub(Expr::max(Expr::min(v, add(y(), i(9))), y()), y())), "(max(min(data[x], (y + 9)), y) - y)");
 }
 
+/// A union of many call sites: a chain of one operator whose terms repeat or differ by
+/// constants keeps one term per base, however the chain is nested.
+#[test]
+fn min_max_chains_merge_terms_that_differ_by_a_constant() {
+    let base = Expr::div(add(x(), n()), i(2));
+    let tap = |k: i64| add(base.clone(), i(k));
+    let mut chain = Expr::min(i(0).clone(), x());
+    for round in 0..12 {
+        for k in [3, -2, 1, 0, 2, -1] {
+            let t = if round % 2 == 0 { Expr::min(chain.clone(), tap(k)) } else { Expr::min(tap(k), chain.clone()) };
+            chain = t;
+        }
+    }
+    assert_eq!(s(&chain), "min(min((((x + n) / 2) - 2), x), 0)");
+    let max_chain = Expr::max(Expr::max(tap(4), y()), Expr::max(tap(-3), tap(4)));
+    assert_eq!(s(&max_chain), "max((((x + n) / 2) + 4), y)");
+    // A loaded value may be anything: `v + 1` may wrap below `v - 1`, so only exact
+    // repeats go.
+    let v = Expr::load(Type::i32(), "data", x(), None);
+    let loaded = Expr::min(Expr::min(add(v.clone(), i(1)), y()), Expr::min(sub(v.clone(), i(1)), add(v, i(1))));
+    assert_eq!(s(&loaded), "min(min((data[x] + 1), y), (data[x] - 1))");
+}
+
 #[test]
 fn div_mod() {
     assert_eq!(s(&Expr::div(mul(x(), i(8)), i(4))), "(x * 2)");
