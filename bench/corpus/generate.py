@@ -161,8 +161,9 @@ class Pipeline:
         return self.ty == "f32"
 
 
-def draw(seed, width=1536, height=1024):
-    """The pipeline of `seed`, for images of `width` x `height`."""
+def draw(seed, width=1536, height=1024, stages=None):
+    """The pipeline of `seed`, for images of `width` x `height`; `stages` overrides the
+    drawn number of stages (for chains longer than the corpus draws)."""
     rng = random.Random(seed)
     ty = rng.choice(["u8", "u8", "u16", "f32"])
     flt = ty == "f32"
@@ -170,6 +171,8 @@ def draw(seed, width=1536, height=1024):
     x, y = var("x"), var("y")
     W, H = var("input.width"), var("input.height")
     n = rng.randint(2, 24)
+    if stages is not None:
+        n = stages
     stages = [Stage("s0", "input", cast("f32" if flt else "i32", call("clamped", x, y)))]
     level = 0  # how many times the image has been down-sampled, net
     counter = [0]
@@ -412,9 +415,10 @@ def main():
     ap.add_argument("seed", type=int)
     ap.add_argument("--halide", action="store_true", help="print the Halide Python instead")
     ap.add_argument("--size", default="1536x1024")
+    ap.add_argument("--stages", type=int, help="this many stages instead of the drawn number")
     a = ap.parse_args()
     w, h = (int(v) for v in a.size.split("x"))
-    p = draw(a.seed, w, h)
+    p = draw(a.seed, w, h, a.stages)
     sys.stdout.write(to_halide(p) if a.halide else to_halogen(p))
 
 

@@ -3,12 +3,15 @@
 use crate::backend::{self, Bindings, Executable};
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name, Stmt, Type};
+use crate::lang::func::FuncRef;
 use crate::lang::func::{explain_internal_names, Func};
 use crate::lang::param::{ImageParam, Param};
-use crate::lower::{lower, Lowered};
+use crate::lower::environment::Environment;
+use crate::lower::lower::{finish_lowering, passes_are_watched, schedule};
+use crate::lower::{lower, Lowered, Scheduled};
 use crate::runtime::{Buffer, Element, RawBuffer};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use crate::backend::RunStats;
 pub use crate::target::Target;
@@ -45,21 +48,43 @@ impl Pipeline {
     /// Lowers the pipeline for `target` and prepares it on the back end that runs that
     /// target ([`crate::backend::select`]). Definition and schedule mistakes come back here
     /// as `Err`, naming the Func and the directive.
+    ///
+    /// A pipeline compiled before (by this process or another of the same build), whose
+    /// schedule and definitions have not changed since, is found by its fingerprint
+    /// ([`crate::lower::Scheduled::fingerprint`]) where the back end keeps compiled code,
+    /// without running the passes after scheduling; they run on demand if the final nest is
+    /// asked for ([`Compiled::lowered_stmt`], [`Compiled::compile_to_c`]).
     pub fn compile(&self, target: &Target) -> Result<Compiled> {
-        let lowered = self.lower(target)?;
-        let executable = backend::select(target, &lowered)
-            .and_then(|b| b.compile(&lowered, target))
-            .map_err(|e| e.map_message(explain_internal_names))?;
-        Ok(Compiled { lowered, target: target.clone(), executable })
+        let explain = |e: Error| e.map_message(explain_internal_names);
+        let scheduled = schedule(&self.func_refs()?, target).map_err(explain)?;
+        let backend = backend::select_for_nest(target, &scheduled.stmt).map_err(explain)?;
+        let fingerprint = (!passes_are_watched()).then(|| scheduled.fingerprint(target));
+        if let Some(executable) = fingerprint.as_deref().and_then(|f| backend.load_compiled(f, target)) {
+            return Ok(Compiled {
+                program: Arc::new(Program::scheduled(scheduled)),
+                target: target.clone(),
+                executable,
+            });
+        }
+        let lowered = finish_lowering(scheduled).map_err(explain)?;
+        let executable = match &fingerprint {
+            Some(f) => backend.compile_and_remember(&lowered, target, f),
+            None => backend.compile(&lowered, target),
+        }
+        .map_err(explain)?;
+        Ok(Compiled { program: Arc::new(Program::lowered(lowered)), target: target.clone(), executable })
     }
 
     /// Lowers the pipeline for `target` without compiling it.
     pub fn lower(&self, target: &Target) -> Result<Lowered> {
+        lower(&self.func_refs()?, target).map_err(|e| e.map_message(explain_internal_names))
+    }
+
+    fn func_refs(&self) -> Result<Vec<FuncRef>> {
         if self.outputs.is_empty() {
             return Err(Error::Definition("a pipeline needs at least one output Func".into()));
         }
-        let refs: Vec<_> = self.outputs.iter().map(|f| f.func_ref().clone()).collect();
-        lower(&refs, target).map_err(|e| e.map_message(explain_internal_names))
+        Ok(self.outputs.iter().map(|f| f.func_ref().clone()).collect())
     }
 }
 
@@ -130,16 +155,66 @@ pub(crate) fn scalar_expr<T: Element>(v: T) -> Expr {
 /// A compiled pipeline: reusable, and safe to share between threads.
 #[derive(Clone, Debug)]
 pub struct Compiled {
-    lowered: Lowered,
+    program: Arc<Program>,
     target: Target,
     /// What the target's back end made of it.
     executable: Arc<dyn Executable>,
 }
 
+/// The pipeline a [`Compiled`] runs: its environment, and its final loop nest, lowered on
+/// demand when the compiled code came from a cache.
+#[derive(Debug)]
+struct Program {
+    nest: Nest,
+    /// The environment (what `realize` binds).
+    env: Environment,
+}
+
+#[derive(Debug)]
+enum Nest {
+    /// Lowered by this compile.
+    Final(Lowered),
+    /// Found in a cache: the nest after scheduling, and the final one once asked for.
+    Pending { scheduled: Box<Scheduled>, lowered: OnceLock<Result<Lowered>> },
+}
+
+impl Program {
+    fn lowered(lowered: Lowered) -> Program {
+        Program { env: lowered.env.clone(), nest: Nest::Final(lowered) }
+    }
+
+    fn scheduled(scheduled: Scheduled) -> Program {
+        Program {
+            env: scheduled.env.clone(),
+            nest: Nest::Pending { scheduled: Box::new(scheduled), lowered: OnceLock::new() },
+        }
+    }
+
+    /// The final nest, lowering it now if the code came from a cache (it lowered before, in
+    /// the process that filled the cache, so an error here would be the compiler's own).
+    fn final_nest(&self) -> Result<&Lowered> {
+        match &self.nest {
+            Nest::Final(l) => Ok(l),
+            Nest::Pending { scheduled, lowered } => lowered
+                .get_or_init(|| {
+                    finish_lowering(Scheduled::clone(scheduled)).map_err(|e| e.map_message(explain_internal_names))
+                })
+                .as_ref()
+                .map_err(Clone::clone),
+        }
+    }
+}
+
 impl Compiled {
-    /// The final loop nest (print it with `{}`).
+    /// The final loop nest (print it with `{}`). Where the compiled code came from the
+    /// cache, the nest is lowered now; should that fail (it lowered before), this is the
+    /// nest after scheduling.
     pub fn lowered_stmt(&self) -> &Stmt {
-        &self.lowered.stmt
+        match (&self.program.nest, self.program.final_nest()) {
+            (_, Ok(l)) => &l.stmt,
+            (Nest::Pending { scheduled, .. }, Err(_)) => &scheduled.stmt,
+            (Nest::Final(l), Err(_)) => &l.stmt,
+        }
     }
 
     /// The generated C of a host target (`None` for the interpreter); see
@@ -152,13 +227,13 @@ impl Compiled {
     /// header beside it (`.h`), with a C ABI entry point named after the file's stem; see
     /// [`crate::backend::aot`].
     pub fn compile_to_c(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        crate::backend::aot::compile_to_c(&self.lowered, path.as_ref(), &self.target)
+        crate::backend::aot::compile_to_c(self.program.final_nest()?, path.as_ref(), &self.target)
     }
 
     /// Builds the pipeline into `dir/lib<name>.a` and `dir/<name>.h` with the C ABI entry
     /// point `name`; see [`crate::backend::aot`].
     pub fn compile_to_static_library(&self, dir: impl AsRef<std::path::Path>, name: &str) -> Result<()> {
-        crate::backend::aot::compile_to_static_library(&self.lowered, dir.as_ref(), name, &self.target)
+        crate::backend::aot::compile_to_static_library(self.program.final_nest()?, dir.as_ref(), name, &self.target)
     }
 
     /// The target it was compiled for.
@@ -168,7 +243,7 @@ impl Compiled {
 
     /// Names of the pipeline's outputs.
     pub fn outputs(&self) -> &[Name] {
-        &self.lowered.env.outputs
+        &self.program.env.outputs
     }
 
     /// Computes the output over the region `out` covers (its mins and extents).
@@ -179,14 +254,14 @@ impl Compiled {
     /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated
     /// (other back ends report nothing).
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
-        let outputs = &self.lowered.env.outputs;
+        let outputs = &self.program.env.outputs;
         if outputs.len() != 1 {
             return Err(Error::Argument(format!(
                 "this pipeline has {} outputs; realize computes a single output",
                 outputs.len()
             )));
         }
-        let bindings = Bindings::check(&self.lowered, &args.images, &args.params, vec![out.raw_mut()])?;
+        let bindings = Bindings::check(&self.program.env, &args.images, &args.params, vec![out.raw_mut()])?;
         self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))
     }
 }

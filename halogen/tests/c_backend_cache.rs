@@ -1,5 +1,6 @@
 //! The JIT's compiler handling: the library cache (a second compile of the same pipeline
-//! does not run the C compiler), a missing compiler, and a failing compile.
+//! does not run the C compiler, nor lower the pipeline), a missing compiler, and a failing
+//! compile.
 //!
 //! These change process-wide environment variables (`HALOGEN_CC`, `HALOGEN_CACHE_DIR`), so
 //! they live in one test function, alone in this test binary.
@@ -10,14 +11,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 fn blur() -> (ImageParam, Func) {
+    blur_vectorized(8)
+}
+
+fn blur_vectorized(lanes: i32) -> (ImageParam, Func) {
     let input = ImageParam::new(Type::u16(), 2, "input");
     let (x, y) = (Var::new("x"), Var::new("y"));
     let bx = Func::new("blur_x");
     let by = Func::new("blur_y");
     bx.def((x, y), (input.at((x - 1, y)) + input.at((x, y)) + input.at((x + 1, y))) / 3);
     by.def((x, y), (bx.at((x, y - 1)) + bx.at((x, y)) + bx.at((x, y + 1))) / 3);
-    by.vectorize(x, 8).parallel(y);
-    bx.compute_at(&by, y).vectorize(x, 8);
+    by.vectorize(x, lanes).parallel(y);
+    bx.compute_at(&by, y).vectorize(x, lanes);
     (input, by)
 }
 
@@ -73,9 +78,14 @@ fn cache_missing_compiler_and_compile_errors() {
     assert_eq!(compile_lines(&log), 1);
     let expected = run(&c1, &input);
 
-    // The same pipeline again, rebuilt from scratch: found in the cache.
+    // The same pipeline again, rebuilt from scratch: found in the cache by its fingerprint
+    // before lowering, so no pass after scheduling runs, until the final nest is asked for.
     let (input2, f2) = blur();
+    let lowerings = halogen::lower::lower::lowerings();
     let c2 = Pipeline::new(&[&f2]).compile(&Target::host()).unwrap();
+    assert_eq!(halogen::lower::lower::lowerings(), lowerings, "the second compile lowered the pipeline");
+    assert_eq!(c2.lowered_stmt().to_string(), c1.lowered_stmt().to_string());
+    assert_eq!(halogen::lower::lower::lowerings(), lowerings + 1);
     assert_eq!(jit::compiler_invocations(), before + 1, "the second compile ran the C compiler");
     assert_eq!(compile_lines(&log), 1, "the wrapper was called again:\n{}", std::fs::read_to_string(&log).unwrap());
     assert_eq!(run(&c2, &input2), expected);
@@ -122,6 +132,19 @@ fn cache_missing_compiler_and_compile_errors() {
         assert_eq!(run(&c, &input_n), expected, "a library {damage}");
         assert!(record.is_file());
     }
+
+    // A different schedule is a different pipeline: lowered and compiled.
+    let lowerings = halogen::lower::lower::lowerings();
+    let before = jit::compiler_invocations();
+    let (input4, f4) = blur_vectorized(4);
+    let c4 = Pipeline::new(&[&f4]).compile(&Target::host()).unwrap();
+    assert_eq!(halogen::lower::lower::lowerings(), lowerings + 1);
+    assert_eq!(jit::compiler_invocations(), before + 1);
+    assert_eq!(run(&c4, &input4), expected);
+    let (_, f8) = blur();
+    let c8 = Pipeline::new(&[&f8]).compile(&Target::host()).unwrap();
+    assert_ne!(c4.c_source(), c8.c_source());
+    drop((c4, c8));
 
     // No compiler: a clear error naming HALOGEN_CC; the interpreter still works.
     std::env::set_var("HALOGEN_CC", dir.join("no-such-compiler"));

@@ -225,6 +225,27 @@ fn uses(e: &Expr, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool {
     })
 }
 
+/// True if a variable for which `named` holds occurs in `e` (free, or bound by a `let` of
+/// `e` itself: a conservative answer).
+pub fn expr_mentions_any(e: &Expr, named: &dyn Fn(&Name) -> bool) -> bool {
+    fn go(e: &Expr, named: &dyn Fn(&Name) -> bool, seen: &mut HashSet<*const ExprNode>) -> bool {
+        stack::guard(|| {
+            if !seen.insert(e.ptr()) {
+                return false;
+            }
+            match e.kind() {
+                ExprKind::Var { name, .. } => named(name),
+                _ => {
+                    let mut found = false;
+                    e.for_each_child(|c| found = found || go(c, named, seen));
+                    found
+                }
+            }
+        })
+    }
+    go(e, named, &mut HashSet::new())
+}
+
 /// True if the variable `name` occurs free in (an expression of) `s`.
 pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
     let mut seen = HashSet::new();

@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name};
-use crate::lower::Lowered;
+use crate::lower::environment::Environment;
 use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
 use std::collections::{BTreeMap, HashSet};
 
@@ -72,16 +72,15 @@ impl<'i, 'o> Bindings<'i, 'o> {
     /// f.def(x, x);
     /// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &Target::interp()).unwrap();
     /// let mut out = Buffer::<u8>::new(&[4]);
-    /// let e = Bindings::check(&lowered, &BTreeMap::new(), &BTreeMap::new(), vec![out.raw_mut()]).unwrap_err();
+    /// let e = Bindings::check(&lowered.env, &BTreeMap::new(), &BTreeMap::new(), vec![out.raw_mut()]).unwrap_err();
     /// assert!(e.to_string().contains("output buffer for Func 'f' holds uint8 but 'f' produces int32"));
     /// ```
     pub fn check(
-        lowered: &Lowered,
+        env: &Environment,
         images: &BTreeMap<Name, RawBuffer<'i>>,
         params: &BTreeMap<Name, Expr>,
         outputs: Vec<RawBufferMut<'o>>,
     ) -> Result<Bindings<'i, 'o>> {
-        let env = &lowered.env;
         if outputs.len() != env.outputs.len() {
             return Err(Error::Argument(format!(
                 "this pipeline has {} outputs; {} output buffers were given",

@@ -25,6 +25,21 @@ impl Backend for HostBackend {
     fn compile(&self, lowered: &Lowered, target: &Target) -> Result<Arc<dyn Executable>> {
         Ok(Arc::new(JitModule::compile_for(lowered, target)?))
     }
+
+    fn compile_and_remember(
+        &self,
+        lowered: &Lowered,
+        target: &Target,
+        fingerprint: &str,
+    ) -> Result<Arc<dyn Executable>> {
+        let module = JitModule::compile_for(lowered, target)?;
+        module.remember(fingerprint, target);
+        Ok(Arc::new(module))
+    }
+
+    fn load_compiled(&self, fingerprint: &str, target: &Target) -> Option<Arc<dyn Executable>> {
+        JitModule::recall(fingerprint, target).map(|m| Arc::new(m) as Arc<dyn Executable>)
+    }
 }
 
 impl Executable for JitModule {

@@ -19,6 +19,16 @@
 //!   not match (truncated, damaged, or written by an older version) is rebuilt, never loaded.
 //! - A compile error keeps the source and the compiler's log (`<hash>.log`) and names both
 //!   in the `Err`.
+//! - A large pipeline's C also comes as translation units (the printer's
+//!   [`crate::backend::c::printer::CFile::units`]): on a machine with several cores they
+//!   are compiled side by side to objects and linked into the library, since the C
+//!   compiler runs on one core and its time grows with the size of a file. The cache key
+//!   is the single file's; that file is the one kept.
+//! - A pipeline is also remembered by its fingerprint before lowering
+//!   ([`crate::lower::Scheduled::fingerprint`]): `<fingerprint key>.pre` names the library
+//!   and the entry point's arguments, so compiling that pipeline again (in any process of
+//!   the same build of Halogen) loads the library without lowering or printing C
+//!   ([`JitModule::recall`]). Lowering is most of a compile that finds its library cached.
 //! - To read the generated C: `Compiled::c_source()`, the `<hash>.c` files in the cache,
 //!   `HALOGEN_DEBUG=c` (prints each file as it is loaded), or `Compiled::compile_to_c`.
 
@@ -197,6 +207,36 @@ fn cache_key(source: &str, cc: &[String], version: &str, flags: &[String]) -> St
     h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
+/// First line of a record written by [`JitModule::remember`] (its version).
+const RECORD_HEADER: &str = "halogen compiled pipeline 1";
+
+/// The name of the record of a pipeline fingerprint: the fingerprint with what else picks
+/// the library (the compiler as `$HALOGEN_CC` asks for it, the flags, the machine). The
+/// compiler's version is not asked here (that runs it): a compiler upgraded in place
+/// leaves records pointing at libraries it built, which still compute the same thing.
+fn recall_key(fingerprint: &str, target: &Target) -> String {
+    let cc = std::env::var("HALOGEN_CC").unwrap_or_default();
+    let flags = flags_for(target.fast_math()).join(" ");
+    let mut h = Sha256::new();
+    for part in [fingerprint, cc.trim(), &flags, machine()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A scalar type as `Type`'s `Display` prints it (`uint8`, `float32`, `bool`).
+fn parse_type(s: &str) -> Option<crate::ir::Type> {
+    use crate::ir::{Type, TypeCode};
+    if s == "bool" {
+        return Some(Type::bool());
+    }
+    let (code, bits) = [("uint", TypeCode::UInt), ("int", TypeCode::Int), ("float", TypeCode::Float)]
+        .into_iter()
+        .find_map(|(p, c)| s.strip_prefix(p).map(|b| (c, b)))?;
+    Some(Type::new(code, bits.parse().ok()?))
+}
+
 /// Whether `$HALOGEN_CC` picks the compiler.
 fn chosen_by_user() -> bool {
     std::env::var("HALOGEN_CC").is_ok_and(|v| !v.trim().is_empty())
@@ -207,8 +247,10 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 }
 
 /// Compiles `source` into `dir/<key>.so` (through a temporary file, so concurrent builds
-/// of the same key by other processes never see a partial library).
-fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -> Result<PathBuf> {
+/// of the same key by other processes never see a partial library). Where the source also
+/// comes as translation units (`units`, the same code split) and the machine has more than
+/// one core, the units are compiled side by side and linked instead.
+fn build(source: &str, units: &[String], cc: &[String], flags: &[String], dir: &Path, key: &str) -> Result<PathBuf> {
     let so = dir.join(format!("{key}.so"));
     let tag = format!("{}.{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed));
     let tmp_c = dir.join(format!("{key}.{tag}.c"));
@@ -218,24 +260,22 @@ fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -
     // Same key, same text: the rename is atomic, so a concurrent build reads a whole file.
     std::fs::rename(&tmp_c, &keep_c).map_err(|e| io_error("write the generated C to", &keep_c, e))?;
     INVOCATIONS.fetch_add(1, Ordering::Relaxed);
-    let out = Command::new(&cc[0]).args(&cc[1..]).args(flags).arg("-o").arg(&tmp_so).arg(&keep_c).arg("-lm").output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => return Err(no_compiler(cc, e)),
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let failure = if units.len() > 1 && cores > 1 {
+        build_units(units, cc, flags, dir, &format!("{key}.{tag}"), &tmp_so, cores)?
+    } else {
+        let mut cmd = Command::new(&cc[0]);
+        cmd.args(&cc[1..]).args(flags).arg("-o").arg(&tmp_so).arg(&keep_c).arg("-lm");
+        run_compiler(cmd, cc)?
     };
-    if !out.status.success() {
+    if let Some((status, log, stderr)) = failure {
         let _ = std::fs::remove_file(&tmp_so);
         let log_path = dir.join(format!("{key}.log"));
-        let mut log =
-            format!("$ {} {} -o {} {} -lm\n", cc.join(" "), flags.join(" "), tmp_so.display(), keep_c.display());
-        log.push_str(&String::from_utf8_lossy(&out.stdout));
-        log.push_str(&String::from_utf8_lossy(&out.stderr));
         let _ = std::fs::write(&log_path, &log);
-        let excerpt: String = String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n");
+        let excerpt: String = stderr.lines().take(20).collect::<Vec<_>>().join("\n");
         let message = format!(
-            "the C compiler `{}` failed on the generated code ({}); the source is at {} and the compiler's log at {}:\n{excerpt}",
+            "the C compiler `{}` failed on the generated code ({status}); the source is at {} and the compiler's log at {}:\n{excerpt}",
             cc.join(" "),
-            out.status,
             keep_c.display(),
             log_path.display()
         );
@@ -264,6 +304,89 @@ fn build(source: &str, cc: &[String], flags: &[String], dir: &Path, key: &str) -
     std::fs::rename(&tmp_sum, &sum).map_err(|e| io_error("write the checksum", &sum, e))?;
     std::fs::rename(&tmp_so, &so).map_err(|e| io_error("move the compiled library to", &so, e))?;
     Ok(so)
+}
+
+/// A failed compiler run: its status, the log to keep (command line and output) and its
+/// standard error.
+type Failure = (std::process::ExitStatus, String, String);
+
+/// Runs one compiler command; `Ok(Some(..))` if it ran and failed.
+fn run_compiler(mut cmd: Command, cc: &[String]) -> Result<Option<Failure>> {
+    let line = format!("$ {cmd:?}\n");
+    let out = cmd.output().map_err(|e| no_compiler(cc, e))?;
+    if out.status.success() {
+        return Ok(None);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let log = format!("{line}{}{stderr}", String::from_utf8_lossy(&out.stdout));
+    Ok(Some((out.status, log, stderr)))
+}
+
+/// Compiles each unit to an object file, `cores` at a time, and links them into `so`.
+/// The units are written beside the library as `<stem>.unitN.c` and removed once linked
+/// (the whole file, `<key>.c`, is the one kept for reading).
+fn build_units(
+    units: &[String],
+    cc: &[String],
+    flags: &[String],
+    dir: &Path,
+    stem: &str,
+    so: &Path,
+    cores: usize,
+) -> Result<Option<Failure>> {
+    let compile_flags: Vec<&String> = flags.iter().filter(|f| *f != "-shared").collect();
+    let paths: Vec<(PathBuf, PathBuf)> = (0..units.len())
+        .map(|i| (dir.join(format!("{stem}.unit{i}.c")), dir.join(format!("{stem}.unit{i}.o"))))
+        .collect();
+    let cleanup = || {
+        for (c, o) in &paths {
+            let _ = std::fs::remove_file(c);
+            let _ = std::fs::remove_file(o);
+        }
+    };
+    let result = (|| {
+        for ((c, _), text) in paths.iter().zip(units) {
+            std::fs::write(c, text).map_err(|e| io_error("write the generated C to", c, e))?;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failures: Vec<Result<Option<Failure>>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..cores.min(paths.len()))
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some((c, o)) = paths.get(i) else { break };
+                            let mut cmd = Command::new(&cc[0]);
+                            cmd.args(&cc[1..]).args(&compile_flags).arg("-c").arg("-o").arg(o).arg(c);
+                            out.push(run_compiler(cmd, cc));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| {
+                    w.join().unwrap_or_else(|_| vec![Err(Error::internal(PASS, "a compiler thread panicked"))])
+                })
+                .collect()
+        });
+        for f in failures {
+            if let Some(failure) = f? {
+                return Ok(Some(failure));
+            }
+        }
+        let mut link = Command::new(&cc[0]);
+        link.args(&cc[1..]).args(flags).arg("-o").arg(so);
+        link.args(paths.iter().map(|(_, o)| o)).arg("-lm");
+        run_compiler(link, cc)
+    })();
+    // A failed unit stays for reading (the log names it).
+    if matches!(result, Ok(None)) {
+        cleanup();
+    }
+    result
 }
 
 /// Where the size and SHA-256 of a cached library are kept: `<key>.so.sum`.
@@ -358,7 +481,7 @@ impl JitModule {
             if cached_library_is_intact(&so) {
                 so
             } else {
-                build(&module.source, &cc, &flags, &dir, &key)?
+                build(&module.source, &module.units, &cc, &flags, &dir, &key)?
             }
         };
         // SAFETY: the library is one we compiled from generated C; its initializers are the
@@ -378,6 +501,72 @@ impl JitModule {
             eprintln!("=== generated C ({}) ===\n{}", path.display(), module.source);
         }
         Ok(JitModule { module, entry, path, _library: library })
+    }
+
+    /// Records this module under `fingerprint` (best effort: a cache that cannot be written
+    /// only costs the next compile its lowering), for [`JitModule::recall`].
+    pub fn remember(&self, fingerprint: &str, target: &Target) {
+        let Some(key) = self.path.file_stem().and_then(|k| k.to_str()) else { return };
+        let mut record = format!("{RECORD_HEADER}\nlibrary\t{key}\nentry\t{}\n", self.module.entry);
+        for b in &self.module.buffers {
+            record.push_str(&format!("buffer\t{}\t{}\t{}\t{}\n", b.name, b.elem, b.dims, b.is_output as u8));
+        }
+        for p in &self.module.params {
+            record.push_str(&format!("param\t{}\t{}\n", p.name, p.ty));
+        }
+        // A name with a tab or a line break in it cannot be read back: not remembered.
+        let fields = record.lines().map(|l| l.split('\t').count()).sum::<usize>();
+        let expected = 1 + 2 + 2 + 5 * self.module.buffers.len() + 3 * self.module.params.len();
+        if fields != expected {
+            return;
+        }
+        let path = cache_dir().join(format!("{}.pre", recall_key(fingerprint, target)));
+        let tmp =
+            path.with_extension(format!("{}.{}.tmp", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        if std::fs::write(&tmp, record).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    /// The module an earlier [`JitModule::remember`] recorded under `fingerprint` for this
+    /// target, loaded from the cache, if its record, library (checked whole) and source are
+    /// all there.
+    pub fn recall(fingerprint: &str, target: &Target) -> Option<JitModule> {
+        let dir = cache_dir();
+        let record = std::fs::read_to_string(dir.join(format!("{}.pre", recall_key(fingerprint, target)))).ok()?;
+        let mut lines = record.lines();
+        if lines.next()? != RECORD_HEADER {
+            return None;
+        }
+        let (mut key, mut entry) = (None, None);
+        let (mut buffers, mut params) = (Vec::new(), Vec::new());
+        for line in lines {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f.as_slice() {
+                ["library", k] => key = Some(k.to_string()),
+                ["entry", e] => entry = Some(e.to_string()),
+                ["buffer", name, ty, dims, out] => buffers.push(c::BufferArg {
+                    name: Name::from(*name),
+                    elem: parse_type(ty)?,
+                    dims: dims.parse().ok()?,
+                    is_output: *out == "1",
+                }),
+                ["param", name, ty] => params.push(c::ParamArg { name: Name::from(*name), ty: parse_type(ty)? }),
+                _ => return None,
+            }
+        }
+        let (key, entry) = (key?, entry?);
+        let so = dir.join(format!("{key}.so"));
+        if !cached_library_is_intact(&so) {
+            return None;
+        }
+        let source = std::fs::read_to_string(dir.join(format!("{key}.c"))).ok()?;
+        // SAFETY: as in `load_with`: a library compiled from generated C, checked whole.
+        let library = unsafe { Library::new(&so) }.ok()?;
+        // SAFETY: the generated entry point has exactly the EntryPoint signature.
+        let entry_fn: EntryPoint = unsafe { *library.get::<EntryPoint>(entry.as_bytes()).ok()? };
+        let module = CModule { source, units: Vec::new(), entry, buffers, params };
+        Some(JitModule { module, entry: entry_fn, path: so, _library: library })
     }
 
     /// The generated C source.

@@ -63,6 +63,24 @@ pub trait Backend: Send + Sync {
 
     /// Prepares `lowered` to run. Mistakes the user can make surface as `Err`.
     fn compile(&self, lowered: &Lowered, target: &Target) -> Result<Arc<dyn Executable>>;
+
+    /// [`Backend::compile`], also remembering the result under `fingerprint` (a digest of
+    /// the pipeline before lowering, [`crate::lower::Scheduled::fingerprint`]) where this
+    /// back end keeps compiled code, for [`Backend::load_compiled`].
+    fn compile_and_remember(
+        &self,
+        lowered: &Lowered,
+        target: &Target,
+        _fingerprint: &str,
+    ) -> Result<Arc<dyn Executable>> {
+        self.compile(lowered, target)
+    }
+
+    /// What an earlier [`Backend::compile_and_remember`] made of the pipeline with this
+    /// fingerprint, if this back end still has it: a compile without lowering.
+    fn load_compiled(&self, _fingerprint: &str, _target: &Target) -> Option<Arc<dyn Executable>> {
+        None
+    }
 }
 
 /// A compiled pipeline of one back end: reusable, and safe to share between threads.
@@ -83,7 +101,13 @@ pub static BACKENDS: &[&dyn Backend] = &[&interp::InterpBackend, &host::HostBack
 /// to run GPU loops needs a back end for that device; until one is listed that is an
 /// `Err` naming the Func and the directive.
 pub fn select(target: &Target, lowered: &Lowered) -> Result<&'static dyn Backend> {
-    let gpu_loops = loops_of_kind(&lowered.stmt, is_gpu_loop);
+    select_for_nest(target, &lowered.stmt)
+}
+
+/// [`select`] for a loop nest at any step of lowering (the loop kinds are known once the
+/// schedule is resolved).
+pub fn select_for_nest(target: &Target, stmt: &crate::ir::Stmt) -> Result<&'static dyn Backend> {
+    let gpu_loops = loops_of_kind(stmt, is_gpu_loop);
     if let Some(l) = gpu_loops.first() {
         let device = if target.has_feature(Feature::Cuda) { "CUDA" } else { "OpenCL" };
         return Err(Error::Target(format!(
@@ -93,7 +117,7 @@ pub fn select(target: &Target, lowered: &Lowered) -> Result<&'static dyn Backend
             l.directive()
         )));
     }
-    let distributed = loops_of_kind(&lowered.stmt, |k| k == crate::ir::ForKind::Distributed);
+    let distributed = loops_of_kind(stmt, |k| k == crate::ir::ForKind::Distributed);
     if let Some(l) = distributed.first() {
         return Err(Error::Target(format!(
             "target '{target}': Func '{}' schedules {}, but there is no MPI back end yet",

@@ -102,12 +102,72 @@ fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, phase: Phase) -> Result<()> {
 /// assert!(e.to_string().contains("Func 'f': gpu_blocks(x) needs a GPU target"));
 /// ```
 pub fn lower(outputs: &[FuncRef], target: &Target) -> Result<Lowered> {
+    finish_lowering(schedule(outputs, target)?)
+}
+
+/// The first step of lowering: the algorithm and its schedule resolved into the loop nest
+/// of every Func, before bounds inference. Everything the later passes read is here (they
+/// see no Func handle), so [`Scheduled::fingerprint`] identifies what lowering will make
+/// of it.
+#[derive(Clone, Debug)]
+pub struct Scheduled {
+    /// The loop nest after scheduling.
+    pub stmt: Stmt,
+    /// The algorithm's environment.
+    pub env: Environment,
+}
+
+impl Scheduled {
+    /// A digest of the nest, the environment, the target and this build of the compiler:
+    /// equal fingerprints lower to the same code, so a compiled pipeline can be found in a
+    /// cache without lowering it again. (Names numbered by a process-wide counter, such as
+    /// an inline reduction's, make a pipeline built twice in one process look different:
+    /// that costs a compile, never a wrong result.)
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let x = Var::new("x");
+    /// let f = Func::new("f");
+    /// f.def(x, x * 2);
+    /// let refs = [f.func_ref().clone()];
+    /// let a = halogen::lower::lower::schedule(&refs, &Target::host()).unwrap().fingerprint(&Target::host());
+    /// f.vectorize(x, 8);
+    /// let b = halogen::lower::lower::schedule(&refs, &Target::host()).unwrap().fingerprint(&Target::host());
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn fingerprint(&self, target: &Target) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(env!("HALOGEN_BUILD_ID"));
+        h.update(format!("\0{target:?}\0{}\0{:?}", self.stmt, self.env));
+        h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Builds the environment, resolves the schedule into loop nests and checks that the target
+/// runs every loop kind used (the first step of [`lower`]).
+pub fn schedule(outputs: &[FuncRef], target: &Target) -> Result<Scheduled> {
     let env = build_environment(outputs)?;
     let ctx = LowerCtx::new(env);
     let s = schedule_functions(&ctx)?;
     after("schedule functions", &s, &ctx, Phase::Scheduled)?;
     check_loop_kinds(&s, target)?;
-    let s = bounds_inference(s, &ctx)?;
+    Ok(Scheduled { stmt: s, env: ctx.env })
+}
+
+/// How many times this process has run the passes after scheduling (a compile that finds
+/// its code by fingerprint runs none of them).
+pub fn lowerings() -> u64 {
+    LOWERINGS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static LOWERINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The passes after scheduling (the rest of [`lower`]).
+pub fn finish_lowering(scheduled: Scheduled) -> Result<Lowered> {
+    LOWERINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ctx = LowerCtx::new(scheduled.env);
+    let s = bounds_inference(scheduled.stmt, &ctx)?;
     after("bounds inference", &s, &ctx, Phase::BoundsInferred)?;
     let s = sliding_window(s, &ctx.env)?;
     after("sliding window and storage folding", &s, &ctx, Phase::BoundsInferred)?;
@@ -127,4 +187,10 @@ pub fn lower(outputs: &[FuncRef], target: &Target) -> Result<Lowered> {
     let s = cse_stmt(&s);
     after("simplify and CSE", &s, &ctx, Phase::Vectorized)?;
     Ok(Lowered { stmt: s, env: ctx.env })
+}
+
+/// True when lowering is being watched (`HALOGEN_DEBUG=lower`, [`record_passes`]): then
+/// every pass must run, and nothing is taken from a cache.
+pub fn passes_are_watched() -> bool {
+    debug_enabled() || RECORDED.with(|r| r.borrow().is_some())
 }

@@ -18,7 +18,7 @@ pub mod unroll;
 pub mod vectorize;
 pub mod verify;
 
-pub use lower::{lower, Lowered};
+pub use lower::{lower, Lowered, Scheduled};
 
 /// State shared by the passes of one lowering. The passes exchange their facts through the
 /// loop nest itself (a `Realize`'s fold, a loop's vector tails), so each pass after bounds

@@ -54,14 +54,18 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
                 (Some(lo), _) if lo >= 0 => return Some(if is_min { y.clone() } else { x.clone() }),
                 _ => {}
             }
-            let diff = s.mutate(&linear::emit_linear(ty, &lin)).0;
-            if let Some(b) = s.bounds_in_scope(&diff) {
-                if b.max <= 0 {
-                    return Some(if is_min { x.clone() } else { y.clone() });
-                }
-                if b.min >= 0 {
-                    return Some(if is_min { y.clone() } else { x.clone() });
-                }
+            // Its constant bounds, else its bounds over the enclosing loops.
+            let (diff, known) = s.mutate(&linear::emit_linear(ty, &lin));
+            let pick = |b: super::info::Info| match () {
+                _ if b.max <= 0 => Some(if is_min { x.clone() } else { y.clone() }),
+                _ if b.min >= 0 => Some(if is_min { y.clone() } else { x.clone() }),
+                _ => None,
+            };
+            if let Some(r) = known.and_then(pick) {
+                return Some(r);
+            }
+            if let Some(r) = s.bounds_in_scope(&diff).and_then(pick) {
+                return Some(r);
             }
         }
     }

@@ -380,6 +380,12 @@ impl Simplifier {
         if self.scope.is_empty() || !diff.ty().is_scalar() || !is_int(diff.ty()) {
             return None;
         }
+        // Without a variable of the scope, the interval is the expression itself, whose
+        // constant bounds the caller has already (and a long expression is costly to walk
+        // with a scope).
+        if !crate::analysis::substitute::expr_mentions_any(diff, &|n| self.scope.contains_key(n)) {
+            return None;
+        }
         // The bounds may be symbolic (min(99 - n, -6)); their own constant bounds decide.
         // They mention no variable of the scope any more, so a simplifier without one
         // finds those (and cannot come back here).

@@ -89,6 +89,9 @@ pub struct CModule {
     pub buffers: Vec<BufferArg>,
     /// The entry point's scalar parameters, in the order it takes them.
     pub params: Vec<ParamArg>,
+    /// The same code as translation units to compile in parallel and link together, or
+    /// empty (see [`printer::CFile::units`]).
+    pub units: Vec<String>,
 }
 
 /// The names `name.min.d`, `name.extent.d` and `name.stride.d` a buffer binds.
@@ -183,6 +186,6 @@ fn print(
         }
     }
     comment.push_str(" */\n");
-    let source = Printer::new(machine).file(s, entry, &entry_buffers, &scalars, &comment)?;
-    Ok(CModule { source, entry: entry.to_string(), buffers, params })
+    let file = Printer::new(machine).file(s, entry, &entry_buffers, &scalars, &comment)?;
+    Ok(CModule { source: file.source, units: file.units, entry: entry.to_string(), buffers, params })
 }

@@ -15,6 +15,8 @@ use crate::ir::{Name, Stmt, Type, TypeCode};
 impl Printer {
     /// Prints the whole file: prelude, typedefs and helpers, loop bodies, and `entry` taking
     /// `buffers` (in order) and binding each scalar of `scalars` as its [`Binding`] says.
+    /// Also the same code split into translation units to compile in parallel
+    /// ([`CFile::units`]).
     pub fn file(
         mut self,
         s: &Stmt,
@@ -22,7 +24,7 @@ impl Printer {
         buffers: &[EntryBuffer],
         scalars: &[(Name, Type, Binding)],
         header_comment: &str,
-    ) -> Result<String> {
+    ) -> Result<CFile> {
         self.f = Function::new(1);
         self.f.pooled = true;
         let used = captures(s, &[]);
@@ -58,29 +60,31 @@ impl Printer {
         self.finish_function();
         let body = std::mem::take(&mut self.f.w.out);
 
-        let mut out = String::new();
-        out.push_str(header_comment);
-        out.push_str(&fixed_prelude(&self.machine));
-        out.push_str(&self.helpers.text());
-        for b in &self.bodies {
-            out.push('\n');
-            out.push_str(b);
-        }
-        out.push('\n');
-        out.push_str(&format!(
+        let mut head = String::new();
+        head.push_str(header_comment);
+        head.push_str(&fixed_prelude(&self.machine));
+        head.push_str(&self.helpers.text());
+        let mut main = String::new();
+        main.push_str(&format!(
             "int {entry}(const struct halogen_runtime *rt, void *ctx, struct halogen_buffer *const *buffers,\n{}const union halogen_scalar *params) {{\n",
             " ".repeat(entry.len() + 5)
         ));
-        out.push_str("    if (!rt) rt = &h_serial_runtime;\n");
-        out.push_str("    (void)params;\n");
+        main.push_str("    if (!rt) rt = &h_serial_runtime;\n");
+        main.push_str("    (void)params;\n");
         for (i, b) in buffers.iter().enumerate() {
-            out.push_str(&buffer_check(i, b));
+            main.push_str(&buffer_check(i, b));
         }
-        out.push_str(&body);
-        out.push_str("}\n");
-        Ok(out)
-    }
+        main.push_str(&body);
+        main.push_str("}\n");
 
+        let mut source = head.clone();
+        for b in &self.bodies {
+            source.push_str(&format!("\n{}\nstatic {} {}", b.closure, b.signature, b.text));
+        }
+        source.push('\n');
+        source.push_str(&main);
+        Ok(CFile { units: split_units(&head, &self.bodies, &main), source })
+    }
     /// Declares, for each output that `s` stores to and never loads from, whether its
     /// stores may stream around the caches: whether the output is at least
     /// `H_STREAM_MIN_BYTES` (see the prelude's `STREAM_HELPERS`). An output read back (an
@@ -97,6 +101,55 @@ impl Printer {
             self.f.bufs[pos].stream = Some(flag);
         }
     }
+}
+
+/// A pipeline printed as C: one file, and the same code as translation units.
+#[derive(Clone, Debug)]
+pub struct CFile {
+    /// The whole pipeline in one file.
+    pub source: String,
+    /// The same code in several files that compile separately and link into one library
+    /// (each repeats the prelude, the helpers and every closure's struct; the bodies become
+    /// hidden external functions), or empty where one file is small enough to compile
+    /// whole. The C compiler's time grows with the size of a file and runs on one core;
+    /// files compiled side by side use them all.
+    pub units: Vec<String>,
+}
+
+/// Below this many bytes of loop bodies and entry point, a file is compiled whole: the
+/// repeated prelude would cost more than the parallel compile saves.
+const SPLIT_MIN_BYTES: usize = 48 * 1024;
+
+/// At most this many units (the entry point's and those of the bodies).
+const MAX_UNITS: usize = 16;
+
+/// `head` (prelude and helpers), then the bodies, balanced by size over up to
+/// [`MAX_UNITS`] units, and the entry point (`main`) in a unit of its own; each unit also
+/// gets every closure struct and a declaration of every body, which may call each other.
+fn split_units(head: &str, bodies: &[super::Body], main: &str) -> Vec<String> {
+    let code: usize = main.len() + bodies.iter().map(|b| b.text.len()).sum::<usize>();
+    if bodies.is_empty() || code < SPLIT_MIN_BYTES {
+        return Vec::new();
+    }
+    const HIDDEN: &str = "__attribute__((visibility(\"hidden\")))";
+    let mut decls = head.to_string();
+    for b in bodies {
+        decls.push_str(&format!("\n{}{HIDDEN} {};\n", b.closure, b.signature));
+    }
+    // Units of about the entry point's size (at least one body each), largest bodies first.
+    let target = main.len().max(SPLIT_MIN_BYTES / 2);
+    let mut order: Vec<&super::Body> = bodies.iter().collect();
+    order.sort_by_key(|b| std::cmp::Reverse(b.text.len()));
+    let n = (code / target).clamp(1, MAX_UNITS - 1).min(bodies.len());
+    let mut units: Vec<(usize, String)> = (0..n).map(|_| (0, String::new())).collect();
+    for b in order {
+        let u = units.iter_mut().min_by_key(|u| u.0).expect("at least one unit");
+        u.0 += b.text.len();
+        u.1.push_str(&format!("\n{HIDDEN} {} {}", b.signature, b.text));
+    }
+    let mut out = vec![format!("{decls}\n{main}")];
+    out.extend(units.into_iter().map(|(_, text)| format!("{decls}{text}")));
+    out
 }
 
 /// The member of `union halogen_scalar` holding a value of type `t`.

@@ -14,7 +14,8 @@
 //!   whose C form could overflow are done in unsigned types);
 //! - each parallel loop body becomes `static int body_N(void *ctx, int32_t index, void
 //!   *closure)` with a `struct closure_N` holding what the body uses, run through the
-//!   runtime's `par_for`;
+//!   runtime's `par_for` (in a large file, also split into translation units where the
+//!   bodies are hidden external functions: see `entry`'s `CFile`);
 //! - storage comes from the stack, the runtime's pooled allocator or `malloc`, and a
 //!   failure frees it, reports through `rt->error` and returns -1.
 //!
@@ -39,7 +40,7 @@ use crate::target::MachineParams;
 mod entry;
 mod memory;
 
-pub use entry::union_field;
+pub use entry::{union_field, CFile};
 
 const PASS: &str = "C back end";
 
@@ -162,8 +163,20 @@ pub struct Printer {
     machine: MachineParams,
     f: Function,
     helpers: Helpers,
-    bodies: Vec<String>,
+    bodies: Vec<Body>,
     next_body: usize,
+}
+
+/// A parallel loop's body as printed: its closure's struct and its function (without a
+/// storage class: `static` in one file, hidden and external when the file is split).
+#[derive(Debug)]
+struct Body {
+    /// The comment naming the loop and the struct definition.
+    closure: String,
+    /// `int body_N(void *ctx, int32_t index, void *closure)`.
+    signature: String,
+    /// The braced function body.
+    text: String,
 }
 
 /// A buffer the entry point receives: name, element type and dimensions.
@@ -410,10 +423,14 @@ impl Dialect for Printer {
         self.finish_function();
         let text = std::mem::replace(&mut self.f, outer).w.out;
         r?;
-        self.bodies.push(format!(
-            "/* The body of parallel loop {name}. */\nstruct closure_{id} {{\n{}\n}};\n\nstatic int body_{id}(void *ctx, int32_t index, void *closure) {{\n{text}}}\n",
-            fields.join("\n")
-        ));
+        self.bodies.push(Body {
+            closure: format!(
+                "/* The body of parallel loop {name}. */\nstruct closure_{id} {{\n{}\n}};\n",
+                fields.join("\n")
+            ),
+            signature: format!("int body_{id}(void *ctx, int32_t index, void *closure)"),
+            text: format!("{{\n{text}}}\n"),
+        });
 
         // The call.
         let mut init = vec!["rt".to_string()];
