@@ -418,11 +418,12 @@ fn cmd_run(
 
 fn cmd_lower(app: &str, schedule: &str, params: &[String]) -> Result<(), CliError> {
     let built = schedule::build_app(app, schedule, &config(params)?, None, None)?;
-    let compiled = built.app.compile(&Target::host())?;
+    // Lowered only: printing the nest needs no C compiler.
+    let lowered = built.app.pipeline().lower(&Target::host())?;
     if let Some(src) = &built.auto_source {
         println!("{src}");
     }
-    println!("{}", compiled.lowered_stmt());
+    println!("{}", lowered.stmt);
     Ok(())
 }
 

@@ -11,8 +11,8 @@
 use super::linear::{self, Linear};
 use super::{no_overflow, Simplifier};
 use crate::analysis::expr_uses_var;
-use crate::analysis::substitute::{free_vars, substitute_map};
-use crate::ir::{CmpOp, Expr, Name};
+use crate::analysis::substitute::substitute_map;
+use crate::ir::{CmpOp, Expr, ExprKind, Name};
 use std::collections::HashMap;
 
 /// `sum(coefficient * term) <= bound`, the terms without zero coefficients.
@@ -104,27 +104,34 @@ impl Simplifier {
     /// it names none. Bounds inference names each loop level's bounds with lets of one
     /// base (`w.min = base`, `w.max = base + 7`): their difference only cancels once they
     /// are written out.
+    ///
+    /// Only terms that are such a name are written out (the lets are linear, so the result
+    /// is collected again in one step); a name inside another term (`min(w.max, n)`) stays.
+    /// Walking every term for its free names, as an earlier version did, cost most of the
+    /// simplifier's time on pipelines with long clamped bounds.
     pub(crate) fn expand_lets(&self, lin: &Linear) -> Option<Linear> {
         if self.linear_lets.is_empty() {
             return None;
         }
-        let mut e = linear::emit_linear(lin.ty, lin);
+        let mut cur = lin.clone();
         let mut changed = false;
         for _ in 0..LET_EXPANSION_DEPTH {
-            let map: HashMap<Name, Expr> = free_vars(&e)
-                .into_iter()
-                .filter_map(|v| Some((v.clone(), self.linear_lets.get(&v)?.clone())))
+            let map: HashMap<Name, Expr> = cur
+                .terms
+                .iter()
+                .filter(|(_, c)| *c != 0)
+                .filter_map(|(t, _)| match t.kind() {
+                    ExprKind::Var { name, .. } => Some((name.clone(), self.linear_lets.get(name)?.clone())),
+                    _ => None,
+                })
                 .collect();
             if map.is_empty() {
                 break;
             }
-            e = substitute_map(&map, &e);
+            cur = linear::collect(&substitute_map(&map, &linear::emit_linear(cur.ty, &cur))).filter(|l| l.exact)?;
             changed = true;
         }
-        if !changed {
-            return None;
-        }
-        linear::collect(&e).filter(|l| l.exact)
+        changed.then_some(cur)
     }
 
     /// The range of the difference `lin` that its written-out lets and the learned
