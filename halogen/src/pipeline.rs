@@ -166,8 +166,6 @@ pub struct Compiled {
 #[derive(Debug)]
 struct Program {
     nest: Nest,
-    /// The environment (what `realize` binds).
-    env: Environment,
 }
 
 #[derive(Debug)]
@@ -180,13 +178,18 @@ enum Nest {
 
 impl Program {
     fn lowered(lowered: Lowered) -> Program {
-        Program { env: lowered.env.clone(), nest: Nest::Final(lowered) }
+        Program { nest: Nest::Final(lowered) }
     }
 
     fn scheduled(scheduled: Scheduled) -> Program {
-        Program {
-            env: scheduled.env.clone(),
-            nest: Nest::Pending { scheduled: Box::new(scheduled), lowered: OnceLock::new() },
+        Program { nest: Nest::Pending { scheduled: Box::new(scheduled), lowered: OnceLock::new() } }
+    }
+
+    /// The environment (what `realize` binds): lowering leaves it as scheduling made it.
+    fn env(&self) -> &Environment {
+        match &self.nest {
+            Nest::Final(l) => &l.env,
+            Nest::Pending { scheduled, .. } => &scheduled.env,
         }
     }
 
@@ -243,7 +246,7 @@ impl Compiled {
 
     /// Names of the pipeline's outputs.
     pub fn outputs(&self) -> &[Name] {
-        &self.program.env.outputs
+        &self.program.env().outputs
     }
 
     /// Computes the output over the region `out` covers (its mins and extents).
@@ -254,14 +257,14 @@ impl Compiled {
     /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated
     /// (other back ends report nothing).
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
-        let outputs = &self.program.env.outputs;
+        let outputs = &self.program.env().outputs;
         if outputs.len() != 1 {
             return Err(Error::Argument(format!(
                 "this pipeline has {} outputs; realize computes a single output",
                 outputs.len()
             )));
         }
-        let bindings = Bindings::check(&self.program.env, &args.images, &args.params, vec![out.raw_mut()])?;
+        let bindings = Bindings::check(self.program.env(), &args.images, &args.params, vec![out.raw_mut()])?;
         self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))
     }
 }

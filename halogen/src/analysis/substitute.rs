@@ -202,48 +202,32 @@ impl Mutator for Substituter {
 
 /// True if the variable `name` occurs free in `e`.
 pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
-    let mut seen = HashSet::new();
-    uses(e, name, &mut seen)
+    expr_mentions_any(e, &|n| &**n == name)
 }
 
-fn uses(e: &Expr, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool {
+/// True if a variable for which `named` holds occurs free in `e`.
+pub fn expr_mentions_any(e: &Expr, named: &dyn Fn(&Name) -> bool) -> bool {
+    let mut seen = HashSet::new();
+    uses(e, named, &mut seen)
+}
+
+fn uses(e: &Expr, named: &dyn Fn(&Name) -> bool, seen: &mut HashSet<*const ExprNode>) -> bool {
     stack::guard(|| {
         if !seen.insert(e.ptr()) {
             return false;
         }
         match e.kind() {
-            ExprKind::Var { name: n, .. } => &**n == name,
+            ExprKind::Var { name: n, .. } => named(n),
             ExprKind::Let { name: n, value, body } => {
-                uses(value, name, seen) || (&**n != name && uses(body, name, seen))
+                uses(value, named, seen) || uses(body, &|v: &Name| v != n && named(v), seen)
             }
             _ => {
                 let mut found = false;
-                e.for_each_child(|c| found = found || uses(c, name, seen));
+                e.for_each_child(|c| found = found || uses(c, named, seen));
                 found
             }
         }
     })
-}
-
-/// True if a variable for which `named` holds occurs in `e` (free, or bound by a `let` of
-/// `e` itself: a conservative answer).
-pub fn expr_mentions_any(e: &Expr, named: &dyn Fn(&Name) -> bool) -> bool {
-    fn go(e: &Expr, named: &dyn Fn(&Name) -> bool, seen: &mut HashSet<*const ExprNode>) -> bool {
-        stack::guard(|| {
-            if !seen.insert(e.ptr()) {
-                return false;
-            }
-            match e.kind() {
-                ExprKind::Var { name, .. } => named(name),
-                _ => {
-                    let mut found = false;
-                    e.for_each_child(|c| found = found || go(c, named, seen));
-                    found
-                }
-            }
-        })
-    }
-    go(e, named, &mut HashSet::new())
 }
 
 /// True if the variable `name` occurs free in (an expression of) `s`.
@@ -260,7 +244,7 @@ fn stmt_uses(s: &Stmt, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool 
     }
     impl Visitor for V<'_, '_> {
         fn visit_expr(&mut self, e: &Expr) {
-            self.found = self.found || uses(e, self.name, self.seen);
+            self.found = self.found || uses(e, &|n| &**n == self.name, self.seen);
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             stack::guard(|| {

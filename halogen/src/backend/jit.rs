@@ -199,8 +199,13 @@ fn machine() -> &'static str {
 
 /// The cache key of a source compiled with `cc` (of version `version`) and `flags`.
 fn cache_key(source: &str, cc: &[String], version: &str, flags: &[String]) -> String {
+    digest(&[source, &cc.join(" "), version, &flags.join(" "), machine()])
+}
+
+/// The first 16 bytes of the SHA-256 of `parts` (each prefixed by its length), in hex.
+fn digest(parts: &[&str]) -> String {
     let mut h = Sha256::new();
-    for part in [source, &cc.join(" "), version, &flags.join(" "), machine()] {
+    for part in parts {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
@@ -216,13 +221,7 @@ const RECORD_HEADER: &str = "halogen compiled pipeline 1";
 /// leaves records pointing at libraries it built, which still compute the same thing.
 fn recall_key(fingerprint: &str, target: &Target) -> String {
     let cc = std::env::var("HALOGEN_CC").unwrap_or_default();
-    let flags = flags_for(target.fast_math()).join(" ");
-    let mut h = Sha256::new();
-    for part in [fingerprint, cc.trim(), &flags, machine()] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    digest(&[fingerprint, cc.trim(), &flags_for(target.fast_math()).join(" "), machine()])
 }
 
 /// A scalar type as `Type`'s `Display` prints it (`uint8`, `float32`, `bool`).
@@ -304,6 +303,21 @@ fn build(source: &str, units: &[String], cc: &[String], flags: &[String], dir: &
     std::fs::rename(&tmp_sum, &sum).map_err(|e| io_error("write the checksum", &sum, e))?;
     std::fs::rename(&tmp_so, &so).map_err(|e| io_error("move the compiled library to", &so, e))?;
     Ok(so)
+}
+
+/// Loads the compiled library at `path` and finds its entry point `entry`.
+fn open_library(path: &Path, entry: &str) -> Result<(Library, EntryPoint)> {
+    // SAFETY: the library is one we compiled from generated C (and checked whole); its
+    // initializers are the C runtime's own.
+    let library = unsafe { Library::new(path) }
+        .map_err(|e| Error::Backend(format!("cannot load the compiled pipeline {}: {e}", path.display())))?;
+    // SAFETY: the generated entry point has exactly the EntryPoint signature.
+    let entry_fn: EntryPoint = unsafe {
+        *library.get::<EntryPoint>(entry.as_bytes()).map_err(|e| {
+            Error::internal(PASS, format!("the compiled pipeline {} has no entry point '{entry}': {e}", path.display()))
+        })?
+    };
+    Ok((library, entry_fn))
 }
 
 /// A failed compiler run: its status, the log to keep (command line and output) and its
@@ -484,19 +498,7 @@ impl JitModule {
                 build(&module.source, &module.units, &cc, &flags, &dir, &key)?
             }
         };
-        // SAFETY: the library is one we compiled from generated C; its initializers are the
-        // C runtime's own.
-        let library = unsafe { Library::new(&path) }
-            .map_err(|e| Error::Backend(format!("cannot load the compiled pipeline {}: {e}", path.display())))?;
-        // SAFETY: the generated entry point has exactly the EntryPoint signature.
-        let entry: EntryPoint = unsafe {
-            *library.get::<EntryPoint>(module.entry.as_bytes()).map_err(|e| {
-                Error::internal(
-                    PASS,
-                    format!("the compiled pipeline {} has no entry point '{}': {e}", path.display(), module.entry),
-                )
-            })?
-        };
+        let (library, entry) = open_library(&path, &module.entry)?;
         if debug_c() {
             eprintln!("=== generated C ({}) ===\n{}", path.display(), module.source);
         }
@@ -515,9 +517,10 @@ impl JitModule {
             record.push_str(&format!("param\t{}\t{}\n", p.name, p.ty));
         }
         // A name with a tab or a line break in it cannot be read back: not remembered.
-        let fields = record.lines().map(|l| l.split('\t').count()).sum::<usize>();
-        let expected = 1 + 2 + 2 + 5 * self.module.buffers.len() + 3 * self.module.params.len();
-        if fields != expected {
+        let names = std::iter::once(self.module.entry.as_str())
+            .chain(self.module.buffers.iter().map(|b| &*b.name))
+            .chain(self.module.params.iter().map(|p| &*p.name));
+        if names.into_iter().any(|n| n.contains(['\t', '\n', '\r'])) {
             return;
         }
         let path = cache_dir().join(format!("{}.pre", recall_key(fingerprint, target)));
@@ -561,10 +564,7 @@ impl JitModule {
             return None;
         }
         let source = std::fs::read_to_string(dir.join(format!("{key}.c"))).ok()?;
-        // SAFETY: as in `load_with`: a library compiled from generated C, checked whole.
-        let library = unsafe { Library::new(&so) }.ok()?;
-        // SAFETY: the generated entry point has exactly the EntryPoint signature.
-        let entry_fn: EntryPoint = unsafe { *library.get::<EntryPoint>(entry.as_bytes()).ok()? };
+        let (library, entry_fn) = open_library(&so, &entry).ok()?;
         let module = CModule { source, units: Vec::new(), entry, buffers, params };
         Some(JitModule { module, entry: entry_fn, path: so, _library: library })
     }

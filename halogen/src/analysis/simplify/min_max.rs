@@ -56,10 +56,14 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
             }
             // Its constant bounds, else its bounds over the enclosing loops.
             let (diff, known) = s.mutate(&linear::emit_linear(ty, &lin));
-            let pick = |b: super::info::Info| match () {
-                _ if b.max <= 0 => Some(if is_min { x.clone() } else { y.clone() }),
-                _ if b.min >= 0 => Some(if is_min { y.clone() } else { x.clone() }),
-                _ => None,
+            let pick = |b: super::info::Info| {
+                if b.max <= 0 {
+                    Some(if is_min { x.clone() } else { y.clone() })
+                } else if b.min >= 0 {
+                    Some(if is_min { y.clone() } else { x.clone() })
+                } else {
+                    None
+                }
             };
             if let Some(r) = known.and_then(pick) {
                 return Some(r);
@@ -145,17 +149,7 @@ fn merge_chain(s: &Simplifier, op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
         return None;
     }
     let other = if op == BinOp::Min { BinOp::Max } else { BinOp::Min };
-    let mut terms = Vec::new();
-    let mut todo = vec![y, x];
-    while let Some(e) = todo.pop() {
-        match e.kind() {
-            ExprKind::Binary(o, a, b) if *o == op && e.ty() == ty => {
-                todo.push(b);
-                todo.push(a);
-            }
-            _ => terms.push(e),
-        }
-    }
+    let terms = chain_terms(op, &[x, y]);
     // Each term as `base + offset`, kept by base in order of first appearance. A term
     // `min(m1, m2) + c` also bounds `m1 + c` and `m2 + c`: those are implied entries,
     // which remove the terms they beat and are not printed themselves.
@@ -166,15 +160,9 @@ fn merge_chain(s: &Simplifier, op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
         let (base, offset) = split_offset(t);
         let mut bounds = vec![(base, offset, Some(t))];
         if is_chain(base) && !s.may_hold_any(base) {
-            let mut inner = vec![base];
-            while let Some(e) = inner.pop() {
-                match e.kind() {
-                    ExprKind::Binary(o, a, b) if *o == op => inner.extend([b, a]),
-                    _ => {
-                        let (b, o) = split_offset(e);
-                        bounds.push((b, o + offset, None));
-                    }
-                }
+            for e in chain_terms(op, &[base]) {
+                let (b, o) = split_offset(e);
+                bounds.push((b, o + offset, None));
             }
         }
         for (base, offset, term) in bounds {
@@ -222,6 +210,20 @@ fn merge_chain(s: &Simplifier, op: BinOp, x: &Expr, y: &Expr) -> Option<Expr> {
         }
     }
     out.into_iter().reduce(|a, b| Expr::binary(op, a, b))
+}
+
+/// The operands of the chains of `op` at the top of `roots`, left to right (iteratively:
+/// a union of many call sites makes long chains).
+fn chain_terms<'e>(op: BinOp, roots: &[&'e Expr]) -> Vec<&'e Expr> {
+    let mut terms = Vec::new();
+    let mut todo: Vec<&Expr> = roots.iter().rev().copied().collect();
+    while let Some(e) = todo.pop() {
+        match e.kind() {
+            ExprKind::Binary(o, a, b) if *o == op => todo.extend([b, a]),
+            _ => terms.push(e),
+        }
+    }
+    terms
 }
 
 /// `e` as `base + offset` for a constant offset (`x - 3` is `x + -3`; anything else is
