@@ -36,7 +36,7 @@ pub struct Blur {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_sliding"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_sliding", "gpu"];
 
 impl Default for Blur {
     fn default() -> Self {
@@ -82,6 +82,16 @@ impl Blur {
         self.blur_x.store_at(&self.blur_y, y).compute_at(&self.blur_y, yi).vectorize(x, 16);
     }
 
+    /// For a GPU (Halide's GPU schedule of the blur): 32×8 tiles of the output are blocks
+    /// of threads, and each block first computes the rows of `blur_x` its tile needs into
+    /// shared memory, one thread per point.
+    pub fn schedule_gpu(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.blur_y.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.blur_x.compute_at(&self.blur_y, xo).gpu_threads(x).gpu_threads(y);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.blur_x, &self.blur_y]);
@@ -116,6 +126,7 @@ impl App for Blur {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "hand_sliding" => self.schedule_hand_sliding(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("blur", name, SCHEDULES)),
         }
         Ok(())

@@ -479,6 +479,17 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn App>> {
     (entry.make)(config)
 }
 
+/// Whether the schedule called `schedule` puts loops on a GPU (its name starts with
+/// `gpu`): it then compiles only for a target with a GPU feature (`host-opencl`,
+/// `host-cuda`).
+///
+/// ```
+/// assert!(halogen_apps::is_gpu_schedule("gpu") && !halogen_apps::is_gpu_schedule("hand"));
+/// ```
+pub fn is_gpu_schedule(schedule: &str) -> bool {
+    schedule.starts_with("gpu")
+}
+
 /// The app called `name`, built with `config` and the schedule called `schedule`.
 ///
 /// ```

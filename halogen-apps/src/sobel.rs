@@ -35,7 +35,7 @@ pub struct Sobel {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 
 impl Default for Sobel {
     fn default() -> Self {
@@ -82,6 +82,16 @@ impl Sobel {
         self.smooth_y.compute_at(&self.out, yi).vectorize(x, 16);
     }
 
+    /// For a GPU: 32×8 tiles of the output are blocks of threads; each block computes the
+    /// two smoothings its tile needs into shared memory first, one thread per point.
+    pub fn schedule_gpu(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.smooth_x.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
+        self.smooth_y.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.smooth_y, &self.smooth_x, &self.gx, &self.gy, &self.out]);
@@ -117,6 +127,7 @@ impl App for Sobel {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("sobel", name, SCHEDULES)),
         }
         Ok(())

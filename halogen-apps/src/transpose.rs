@@ -27,7 +27,7 @@ pub struct Transpose {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged", "gpu"];
 
 impl Default for Transpose {
     fn default() -> Self {
@@ -61,6 +61,16 @@ impl Transpose {
         let (x, y) = (self.x, self.y);
         let (xi, yi) = (Var::new("xi"), Var::new("yi"));
         self.out.tile(x, y, xi, yi, 16, 16).vectorize(xi, 8).parallel(y);
+    }
+
+    /// For a GPU (the classic shared-memory transpose): 32×32 tiles of the output are
+    /// blocks of threads; each block first copies its tile of the input into shared memory
+    /// with reads along the input's rows, then writes the output's rows from there.
+    pub fn schedule_gpu(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 32);
+        self.block.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
     }
 
     /// As `hand`, and each 16×16 block of the input is first copied with dense, vectorized
@@ -99,6 +109,7 @@ impl App for Transpose {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "hand_staged" => self.schedule_hand_staged(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("transpose", name, SCHEDULES)),
         }
         Ok(())

@@ -1,9 +1,19 @@
 //! Every app under every one of its schedules, on small images, on the interpreter and on
-//! the host target, equals its plain-Rust reference (exactly for integer apps, to the
+//! the host target (a GPU schedule on OpenCL), equals its plain-Rust reference (exactly for integer apps, to the
 //! app's tolerance for float ones).
 
 use halogen::prelude::*;
-use halogen_apps::{build, create, Config};
+use halogen_apps::{build, create, is_gpu_schedule, Config};
+
+/// `host-opencl` where an OpenCL device is (a missing one fails the test when
+/// `HALOGEN_REQUIRE_OPENCL=1`, as CI sets it).
+fn opencl() -> Vec<Target> {
+    match halogen::runtime::gpu::device(halogen::runtime::gpu::Api::OpenCL) {
+        Ok(_) => vec!["host-opencl".parse().unwrap()],
+        Err(e) if std::env::var("HALOGEN_REQUIRE_OPENCL").is_ok_and(|v| v == "1") => panic!("{e}"),
+        Err(_) => Vec::new(),
+    }
+}
 
 fn check_app(name: &str, width: i32, height: i32) {
     check_app_with(name, &Config::default(), width, height)
@@ -12,7 +22,9 @@ fn check_app(name: &str, width: i32, height: i32) {
 fn check_app_with(name: &str, config: &Config, width: i32, height: i32) {
     let schedules = create(name, config).unwrap().schedules();
     for schedule in schedules {
-        for target in [Target::interp(), Target::host()] {
+        // A GPU schedule runs where a GPU target does: OpenCL (PoCL's CPU device in CI).
+        let targets = if is_gpu_schedule(schedule) { opencl() } else { vec![Target::interp(), Target::host()] };
+        for target in targets {
             let app = build(name, schedule, config).unwrap();
             let inputs = app.make_inputs(width, height, 42);
             let expected = app.reference(&inputs).unwrap();

@@ -239,6 +239,25 @@ impl Compiled {
         crate::backend::aot::compile_to_static_library(self.program.final_nest()?, dir.as_ref(), name, &self.target)
     }
 
+    /// The GPU kernels' source (OpenCL C or CUDA C) of a GPU target, which the generated C
+    /// carries; `None` for a target without a GPU feature.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let x = Var::new("x");
+    /// let f = Func::new("f");
+    /// f.def(x, x * 2);
+    /// f.gpu_tile_1d(x, Var::new("xo"), Var::new("xi"), 64);
+    /// let c = Pipeline::new(&[&f]).compile(&"host-cuda".parse().unwrap()).unwrap();
+    /// assert!(c.kernel_source().unwrap().unwrap().contains("__global__ void f_kernel_0("));
+    /// ```
+    pub fn kernel_source(&self) -> Result<Option<String>> {
+        if !self.target.has_gpu_feature() {
+            return Ok(None);
+        }
+        Ok(crate::backend::c::generate(self.program.final_nest()?, "pipeline", &self.target)?.kernel_source)
+    }
+
     /// The target it was compiled for.
     pub fn target(&self) -> &Target {
         &self.target

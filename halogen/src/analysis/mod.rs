@@ -3,6 +3,7 @@
 //! access patterns of loads and stores ([`access`]) that back ends print by.
 
 pub mod access;
+pub mod constant_bound;
 pub mod cse;
 pub mod interval;
 pub mod simplify;

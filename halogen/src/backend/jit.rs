@@ -146,21 +146,9 @@ pub fn flags_for(fast_math: bool) -> Vec<String> {
     f
 }
 
-/// Where compiled pipelines are cached: `$HALOGEN_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/halogen`, else `$HOME/.cache/halogen`, else a folder in the temporary
-/// directory.
+/// Where compiled pipelines are cached (see [`crate::runtime::config::cache_dir`]).
 pub fn cache_dir() -> PathBuf {
-    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = var("HALOGEN_CACHE_DIR") {
-        return d;
-    }
-    if let Some(d) = var("XDG_CACHE_HOME") {
-        return d.join("halogen");
-    }
-    if let Some(h) = var("HOME") {
-        return h.join(".cache").join("halogen");
-    }
-    std::env::temp_dir().join("halogen-cache")
+    crate::runtime::config::cache_dir()
 }
 
 fn no_compiler(cc: &[String], why: impl std::fmt::Display) -> Error {
@@ -565,7 +553,7 @@ impl JitModule {
         }
         let source = std::fs::read_to_string(dir.join(format!("{key}.c"))).ok()?;
         let (library, entry_fn) = open_library(&so, &entry).ok()?;
-        let module = CModule { source, units: Vec::new(), entry, buffers, params };
+        let module = CModule { source, units: Vec::new(), kernel_source: None, entry, buffers, params };
         Some(JitModule { module, entry: entry_fn, path: so, _library: library })
     }
 

@@ -264,7 +264,7 @@ mod tests {
     use crate::prelude::*;
 
     fn module(buffers: Vec<BufferArg>, params: Vec<ParamArg>) -> CModule {
-        CModule { source: String::new(), units: Vec::new(), entry: "pipe".into(), buffers, params }
+        CModule { source: String::new(), units: Vec::new(), kernel_source: None, entry: "pipe".into(), buffers, params }
     }
 
     fn buffer(name: &str, elem: Type, dims: usize, is_output: bool) -> BufferArg {

@@ -645,6 +645,65 @@ impl Func {
         self.pure_stage().gpu_threads(var);
         self
     }
+    /// Split `x` by `w` into GPU block loop `xo` and thread loop `xi` (Halide's 1-D
+    /// `gpu_tile`; the target needs a GPU feature).
+    #[track_caller]
+    pub fn gpu_tile_1d(
+        &self,
+        x: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        w: i32,
+    ) -> &Func {
+        self.pure_stage().gpu_tile_1d(x, xo, xi, w);
+        self
+    }
+
+    /// Tile `x, y` by `w × h`: the tiles are GPU blocks (`xo, yo`), the points in a tile
+    /// its threads (`xi, yi`), as Halide's `gpu_tile`. The target needs a GPU feature.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+    /// let f = Func::new("f");
+    /// f.def((x, y), x * y);
+    /// f.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+    /// let lowered = halogen::lower::lower(&[f.func_ref().clone()], &"host-opencl".parse().unwrap()).unwrap();
+    /// let text = lowered.stmt.to_string();
+    /// assert!(text.contains("gpu_block (f.s0.y.yo") && text.contains("gpu_thread (f.s0.x.xi"), "{text}");
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    pub fn gpu_tile(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Func {
+        self.pure_stage().gpu_tile(x, y, xo, yo, xi, yi, w, h);
+        self
+    }
+
+    /// The 3-D form of [`Func::gpu_tile`]: `dims` tiled by `sizes` into block loops `outer`
+    /// and thread loops `inner`, each in the order x, y, z.
+    #[track_caller]
+    pub fn gpu_tile_3d(
+        &self,
+        dims: [VarOrRVar; 3],
+        outer: [VarOrRVar; 3],
+        inner: [VarOrRVar; 3],
+        sizes: [i32; 3],
+    ) -> &Func {
+        self.pure_stage().gpu_tile_3d(dims, outer, inner, sizes);
+        self
+    }
+
     /// Split loop `var` across the ranks of a distributed run (the target needs the `mpi`
     /// feature).
     #[track_caller]
@@ -832,6 +891,70 @@ impl Stage {
         self.set_kind("gpu_threads", Location::caller(), var.into().name(), ForKind::GpuThread)
     }
 
+    /// Split `x` by `w` into block loop `xo` and thread loop `xi` (Halide's 1-D `gpu_tile`).
+    #[track_caller]
+    pub fn gpu_tile_1d(
+        &self,
+        x: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        w: i32,
+    ) -> &Stage {
+        let (x, xo, xi) = (x.into().name(), xo.into().name(), xi.into().name());
+        self.with_schedule("gpu_tile", Location::caller(), |s| {
+            split_dims(s, &x, &xo, &xi, w, TailStrategy::Auto)?;
+            mark_gpu(s, std::slice::from_ref(&xo), std::slice::from_ref(&xi))
+        })
+    }
+
+    /// Tile `x, y` by `w × h` onto GPU blocks `xo, yo` of threads `xi, yi` (Halide's
+    /// `gpu_tile`).
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    pub fn gpu_tile(
+        &self,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
+        w: i32,
+        h: i32,
+    ) -> &Stage {
+        let (x, y, xo, yo, xi, yi) =
+            (x.into().name(), y.into().name(), xo.into().name(), yo.into().name(), xi.into().name(), yi.into().name());
+        self.with_schedule("gpu_tile", Location::caller(), |s| {
+            split_dims(s, &x, &xo, &xi, w, TailStrategy::Auto)?;
+            split_dims(s, &y, &yo, &yi, h, TailStrategy::Auto)?;
+            reorder_dims(s, &[xi.clone(), yi.clone(), xo.clone(), yo.clone()])?;
+            mark_gpu(s, &[xo.clone(), yo.clone()], &[xi.clone(), yi.clone()])
+        })
+    }
+
+    /// Tile `x, y, z` by `w × h × d` onto GPU blocks of threads (Halide's 3-D `gpu_tile`);
+    /// `outer` names the block loops and `inner` the thread loops, in the order x, y, z.
+    #[track_caller]
+    pub fn gpu_tile_3d(
+        &self,
+        dims: [VarOrRVar; 3],
+        outer: [VarOrRVar; 3],
+        inner: [VarOrRVar; 3],
+        sizes: [i32; 3],
+    ) -> &Stage {
+        let names = |v: [VarOrRVar; 3]| v.map(|v| v.name());
+        let (dims, outer, inner) = (names(dims), names(outer), names(inner));
+        self.with_schedule("gpu_tile", Location::caller(), |s| {
+            for i in 0..3 {
+                split_dims(s, &dims[i], &outer[i], &inner[i], sizes[i], TailStrategy::Auto)?;
+            }
+            let mut order: Vec<Name> = inner.to_vec();
+            order.extend(outer.iter().cloned());
+            reorder_dims(s, &order)?;
+            mark_gpu(s, &outer, &inner)
+        })
+    }
+
     /// Split loop `var` across the ranks of a distributed run.
     #[track_caller]
     pub fn distribute(&self, var: impl Into<VarOrRVar>) -> &Stage {
@@ -947,6 +1070,17 @@ fn position(s: &StageSchedule, var: &Name) -> Result<usize, String> {
         let names: Vec<&str> = s.dims.iter().map(|d| &*d.var).collect();
         format!("no loop variable '{var}' (loops, innermost first: {names:?})")
     })
+}
+
+/// Marks the loops `blocks` as GPU block loops and `threads` as GPU thread loops.
+fn mark_gpu(s: &mut StageSchedule, blocks: &[Name], threads: &[Name]) -> Result<(), String> {
+    for (names, kind) in [(blocks, ForKind::GpuBlock), (threads, ForKind::GpuThread)] {
+        for n in names {
+            let i = position(s, n)?;
+            s.dims[i].kind = kind;
+        }
+    }
+    Ok(())
 }
 
 fn split_dims(

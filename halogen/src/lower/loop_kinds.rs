@@ -47,7 +47,7 @@ impl ScheduledLoop {
 
 /// Splits a loop name `f.s0.x.xi` into the Func `f` and the user's variable `xi` (a split
 /// loop's name carries the names of the loops it was split from).
-fn split_loop_name(name: &str) -> (String, String) {
+pub(crate) fn split_loop_name(name: &str) -> (String, String) {
     let bytes = name.as_bytes();
     // The last `.s<digits>.` separates the Func's name from the stage's variables.
     for start in (0..name.len()).rev() {
@@ -96,6 +96,39 @@ pub fn loops_of_kind(s: &Stmt, pick: impl Fn(ForKind) -> bool) -> Vec<ScheduledL
     v.found
 }
 
+/// Every loop whose kind satisfies `pick` inside a GPU loop, with the innermost GPU loop
+/// around it.
+fn inside_gpu_loop(s: &Stmt, pick: &dyn Fn(ForKind) -> bool) -> Vec<(ScheduledLoop, ScheduledLoop)> {
+    struct Find<'a> {
+        pick: &'a dyn Fn(ForKind) -> bool,
+        gpu: Vec<ScheduledLoop>,
+        found: Vec<(ScheduledLoop, ScheduledLoop)>,
+    }
+    impl Visitor for Find<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            let Stmt::For { name, kind, .. } = s else { return walk_stmt(self, s) };
+            let (func, var) = split_loop_name(name);
+            let l = ScheduledLoop { func, var, kind: *kind };
+            if (self.pick)(*kind) {
+                if let Some(g) = self.gpu.last() {
+                    self.found.push((l.clone(), g.clone()));
+                }
+            }
+            let gpu = is_gpu_loop(*kind);
+            if gpu {
+                self.gpu.push(l);
+            }
+            walk_stmt(self, s);
+            if gpu {
+                self.gpu.pop();
+            }
+        }
+    }
+    let mut f = Find { pick, gpu: Vec::new(), found: Vec::new() };
+    f.visit_stmt(s);
+    f.found
+}
+
 /// Whether a loop of kind `k` runs on a GPU.
 pub fn is_gpu_loop(k: ForKind) -> bool {
     matches!(k, ForKind::GpuBlock | ForKind::GpuThread)
@@ -112,6 +145,17 @@ pub fn check_loop_kinds(s: &Stmt, target: &Target) -> Result<()> {
                 l.directive()
             )));
         }
+    }
+    if let Some((inner, outer)) = inside_gpu_loop(s, &|k| matches!(k, ForKind::Vectorized | ForKind::Parallel)).first()
+    {
+        return Err(Error::Schedule(format!(
+            "Func '{}': {} is inside the GPU loop {} of Func '{}'; a GPU kernel runs its threads' loops serially \
+             (vectorize or parallelize loops outside the GPU loops, or drop the directive)",
+            inner.func,
+            inner.directive(),
+            outer.directive(),
+            outer.func
+        )));
     }
     if !target.has_feature(Feature::Mpi) {
         if let Some(l) = loops_of_kind(s, |k| k == ForKind::Distributed).first() {

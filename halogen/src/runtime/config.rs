@@ -13,3 +13,26 @@
 pub fn sanitize_enabled() -> bool {
     std::env::var("HALOGEN_SANITIZE").is_ok_and(|v| v.trim() == "1")
 }
+
+/// Where compiled code is cached (the JIT's libraries, the CUDA runtime's cubins):
+/// `$HALOGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/halogen`, else `$HOME/.cache/halogen`, else
+/// a folder in the temporary directory.
+///
+/// ```
+/// let d = halogen::runtime::config::cache_dir();
+/// assert!(d.is_absolute() || d.is_relative());
+/// ```
+pub fn cache_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var("HALOGEN_CACHE_DIR") {
+        return d;
+    }
+    if let Some(d) = var("XDG_CACHE_HOME") {
+        return d.join("halogen");
+    }
+    if let Some(h) = var("HOME") {
+        return h.join(".cache").join("halogen");
+    }
+    std::env::temp_dir().join("halogen-cache")
+}

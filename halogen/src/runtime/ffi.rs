@@ -279,6 +279,66 @@ pub struct HalogenRuntime {
     pub alloc: unsafe extern "C" fn(ctx: *mut c_void, bytes: usize) -> *mut c_void,
     /// Releases storage from `alloc` (null is ignored).
     pub free: unsafe extern "C" fn(ctx: *mut c_void, block: *mut c_void),
+    /// Runs a GPU kernel (see [`super::gpu`]); `None` in a runtime without devices.
+    pub gpu_launch: Option<
+        unsafe extern "C" fn(
+            ctx: *mut c_void,
+            kernels: *mut HalogenKernels,
+            name: *const c_char,
+            blocks: *const i32,
+            threads: *const i32,
+            args: *const HalogenKernelArg,
+            nargs: i32,
+        ) -> c_int,
+    >,
+    /// Releases the device copy of a buffer the pipeline allocated.
+    pub gpu_release: Option<unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer)>,
+}
+
+/// The GPU kernels of one generated file (`struct halogen_kernels`): their source, the
+/// messages of their checks, and the runtime's handle of the compiled code.
+#[repr(C)]
+#[derive(Debug)]
+pub struct HalogenKernels {
+    /// 1: OpenCL C, 2: CUDA C.
+    pub api: i32,
+    /// Number of `check_messages`.
+    pub checks: i32,
+    /// The kernels' source, NUL-terminated.
+    pub source: *const c_char,
+    /// `checks` NUL-terminated messages: a kernel's failed check `i` (from 1) is message `i - 1`.
+    pub check_messages: *const *const c_char,
+    /// The runtime's compiled module; null until the first launch.
+    pub state: *mut c_void,
+}
+
+/// One argument of a kernel launch (`struct halogen_kernel_arg`): a scalar's bytes, or a
+/// buffer with the [`access`] bits of its use.
+#[repr(C)]
+#[derive(Debug)]
+pub struct HalogenKernelArg {
+    /// A scalar argument's bytes; null for a buffer.
+    pub value: *const c_void,
+    /// Bytes at `value`.
+    pub size: u64,
+    /// A buffer argument; null for a scalar.
+    pub buffer: *mut HalogenBuffer,
+    /// [`access`] bits.
+    pub access: u64,
+}
+
+/// Bits of [`HalogenKernelArg::access`] (`HALOGEN_ACCESS_*` in C).
+pub mod access {
+    /// The kernel reads the buffer.
+    pub const READ: u64 = 1;
+    /// The kernel writes the buffer.
+    pub const WRITE: u64 = 2;
+    /// Host code of the pipeline writes it: its host copy may be newer before a launch.
+    pub const HOST_WRITES: u64 = 4;
+    /// Host code of the pipeline reads or writes it: copied back after a launch writes it.
+    pub const HOST_READS: u64 = 8;
+    /// Its host memory holds data from before the run (an input): copied to a new device copy.
+    pub const HOST_DATA: u64 = 16;
 }
 
 /// A generated pipeline's entry point.
@@ -293,6 +353,8 @@ pub type EntryPoint = unsafe extern "C" fn(
 #[derive(Debug, Default)]
 pub struct RunContext {
     error: Mutex<Option<String>>,
+    /// What the run did on devices (see [`super::gpu`]).
+    gpu: Mutex<super::gpu::RunState>,
 }
 
 impl RunContext {
@@ -306,7 +368,12 @@ impl RunContext {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
-    fn report(&self, message: String) {
+    /// The run's device state.
+    pub(crate) fn gpu_state(&self) -> std::sync::MutexGuard<'_, super::gpu::RunState> {
+        self.gpu.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn report(&self, message: String) {
         let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
         if e.is_none() {
             *e = Some(message);
@@ -335,6 +402,8 @@ pub static RUNTIME: HalogenRuntime = HalogenRuntime {
     error: report_error,
     alloc: super::pool::pool_alloc,
     free: super::pool::pool_free,
+    gpu_launch: Some(super::gpu::halogen_gpu_launch),
+    gpu_release: Some(super::gpu::halogen_gpu_release),
 };
 
 /// Calls the entry point `entry` with these buffers and parameters; a nonzero return
@@ -365,8 +434,11 @@ unsafe fn invoke(
 ) -> Result<()> {
     // SAFETY: the caller guarantees the descriptors match the entry point; ctx outlives the call.
     let rc = unsafe { entry(&RUNTIME, ctx as *const RunContext as *mut c_void, ptrs.as_ptr(), params.as_ptr()) };
+    // Device copies back and released, whether the run succeeded or not.
+    // SAFETY: the descriptors are live (the caller's promise).
+    let finished = unsafe { super::gpu::finish_run(ctx, ptrs) };
     if rc == 0 {
-        return Ok(());
+        return finished;
     }
     Err(Error::Runtime(ctx.take_error().unwrap_or_else(|| format!("generated code failed with code {rc}"))))
 }

@@ -5,7 +5,8 @@
 //! `abi_layout` test compares them with the C compiler's own view.
 
 use super::ffi::{
-    HalogenBuffer, HalogenDeviceInterface, HalogenDim, HalogenRuntime, HalogenScalar, DEVICE_DIRTY, HOST_DIRTY,
+    access, HalogenBuffer, HalogenDeviceInterface, HalogenDim, HalogenKernelArg, HalogenKernels, HalogenRuntime,
+    HalogenScalar, DEVICE_DIRTY, HOST_DIRTY,
 };
 
 /// How Rust lays out one C type of the ABI.
@@ -58,7 +59,9 @@ pub fn layouts() -> Vec<CLayout> {
             [device, device_interface, host, flags, type_code, type_bits, type_lanes, dimensions, dim]
         ),
         layout!(HalogenScalar, "union halogen_scalar", [b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64]),
-        layout!(HalogenRuntime, "struct halogen_runtime", [par_for, error, alloc, free]),
+        layout!(HalogenRuntime, "struct halogen_runtime", [par_for, error, alloc, free, gpu_launch, gpu_release]),
+        layout!(HalogenKernels, "struct halogen_kernels", [api, checks, source, check_messages, state]),
+        layout!(HalogenKernelArg, "struct halogen_kernel_arg", [value, size, buffer, access]),
     ]
 }
 
@@ -69,5 +72,13 @@ pub fn layouts() -> Vec<CLayout> {
 /// assert!(c.contains(&("HALOGEN_DEVICE_DIRTY", halogen::runtime::ffi::DEVICE_DIRTY)));
 /// ```
 pub fn constants() -> Vec<(&'static str, u64)> {
-    vec![("HALOGEN_HOST_DIRTY", HOST_DIRTY), ("HALOGEN_DEVICE_DIRTY", DEVICE_DIRTY)]
+    vec![
+        ("HALOGEN_HOST_DIRTY", HOST_DIRTY),
+        ("HALOGEN_DEVICE_DIRTY", DEVICE_DIRTY),
+        ("HALOGEN_ACCESS_READ", access::READ),
+        ("HALOGEN_ACCESS_WRITE", access::WRITE),
+        ("HALOGEN_ACCESS_HOST_WRITES", access::HOST_WRITES),
+        ("HALOGEN_ACCESS_HOST_READS", access::HOST_READS),
+        ("HALOGEN_ACCESS_HOST_DATA", access::HOST_DATA),
+    ]
 }

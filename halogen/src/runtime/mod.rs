@@ -11,6 +11,7 @@ pub mod config;
 pub mod device;
 pub mod element;
 pub mod ffi;
+pub mod gpu;
 pub mod huge_pages;
 pub mod layout;
 pub mod pool;

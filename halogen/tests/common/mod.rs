@@ -14,6 +14,7 @@
 #![allow(dead_code)]
 
 pub mod fuzz;
+pub mod gpu;
 pub mod random_pipeline;
 
 use halogen::prelude::*;

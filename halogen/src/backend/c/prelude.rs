@@ -8,6 +8,7 @@
 //! generated code has no undefined behaviour (the sanitizer test checks that).
 
 use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
+use crate::backend::c_like::scalar_helpers::SCALAR_HELPERS;
 use crate::ir::{Type, TypeCode};
 use crate::target::MachineParams;
 use std::collections::{BTreeMap, HashSet};
@@ -77,6 +78,37 @@ union halogen_scalar {
     double f64;
 };
 
+/* The GPU kernels of one generated file: their source in the device's language (api 1:
+   OpenCL C, 2: CUDA C), the messages of the checks they make (a kernel whose check fails
+   stores the check's number, from 1, in its error word), and the runtime's handle of the
+   compiled code (null until the first launch). */
+struct halogen_kernels {
+    int32_t api;
+    int32_t checks;
+    const char *source;
+    const char *const *check_messages;
+    void *state;
+};
+
+/* One argument of a kernel launch: a scalar's bytes (`value`, `size`), or a buffer and
+   the HALOGEN_ACCESS_* bits of how the kernel and the host code use it. */
+struct halogen_kernel_arg {
+    const void *value;
+    uint64_t size;
+    struct halogen_buffer *buffer;
+    uint64_t access;
+};
+
+/* The kernel reads the buffer / writes it. */
+#define HALOGEN_ACCESS_READ 1ull
+#define HALOGEN_ACCESS_WRITE 2ull
+/* Host code of the pipeline writes it: its host copy may be the newer one before a launch. */
+#define HALOGEN_ACCESS_HOST_WRITES 4ull
+/* Host code of the pipeline reads or writes it: copy it back after a launch writes it. */
+#define HALOGEN_ACCESS_HOST_READS 8ull
+/* Its host memory holds data from before the run (an input): copy it to a new device copy. */
+#define HALOGEN_ACCESS_HOST_DATA 16ull
+
 /* The body of a parallel loop: runs iteration `index`; nonzero means it failed. */
 typedef int (*halogen_task)(void *ctx, int32_t index, void *closure);
 
@@ -93,123 +125,31 @@ struct halogen_runtime {
     void *(*alloc)(void *ctx, size_t bytes);
     /* Releases storage from alloc; null is ignored. */
     void (*free)(void *ctx, void *block);
+    /* Runs kernel `name` of `kernels` over blocks[0..3] blocks of threads[0..3] threads
+       each, with `nargs` arguments; copies buffers between host and device as their
+       access bits say. Nonzero on failure (reported through `error`). Null in a runtime
+       without devices. */
+    int (*gpu_launch)(void *ctx, struct halogen_kernels *kernels, const char *name, const int32_t *blocks,
+                      const int32_t *threads, const struct halogen_kernel_arg *args, int32_t nargs);
+    /* Releases the device copy of a buffer the pipeline allocated (its storage ends). */
+    void (*gpu_release)(void *ctx, struct halogen_buffer *buf);
 };
 #endif
 "#;
 
-/// Scalar helpers: the semantics of `ir/semantics.rs` in C.
-const SCALAR_HELPERS: &str = r#"
-/* ---- scalar semantics (halogen/src/ir/semantics.rs) ---- */
+/// How the host dialect spells what the shared scalar helpers leave to a dialect (see
+/// [`SCALAR_HELPERS`]): `static inline` functions, and a float's bits through `memcpy`.
+const HOST_SCALAR_BITS: &str = r#"
+#define H_INLINE static inline
+static inline uint32_t h_f32_to_u32(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
+static inline float h_u32_to_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
+static inline uint64_t h_f64_to_u64(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }
+static inline double h_u64_to_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }
+"#;
 
-/* Euclidean division and remainder (the remainder is never negative), x / 0 == 0 and
-   x % 0 == 0; MIN / -1 wraps to MIN. */
-#define H_SIGNED(M, T, UT, UW, MIN, MAX)                                                  \
-    static inline T h_div_##M(T a, T b) {                                                 \
-        if (b == 0) return 0;                                                             \
-        if (b == -1) return (T)(UW)(0 - (UT)a);                                           \
-        T q = (T)(a / b);                                                                 \
-        if ((T)(a % b) < 0) q = (T)(b > 0 ? q - 1 : q + 1);                               \
-        return q;                                                                         \
-    }                                                                                     \
-    static inline T h_mod_##M(T a, T b) {                                                 \
-        if (b == 0 || b == -1) return 0;                                                  \
-        T r = (T)(a % b);                                                                 \
-        return r < 0 ? (T)(b > 0 ? r + b : r - b) : r;                                    \
-    }                                                                                     \
-    /* abs of a signed integer is its magnitude in the unsigned type */                   \
-    static inline UW h_abs_##M(T x) { return x < 0 ? (UW)(0 - (UT)x) : (UW)x; }
-
-#define H_UNSIGNED(M, T, MAX)                                                             \
-    static inline T h_div_##M(T a, T b) { return b == 0 ? 0 : (T)(a / b); }               \
-    static inline T h_mod_##M(T a, T b) { return b == 0 ? 0 : (T)(a % b); }
-
-/* Wrap-around +, -, * in an unsigned type wide enough that C does not promote it to int. */
-#define H_ARITH(M, T, W)                                                                  \
-    static inline T h_add_##M(T a, T b) { return (T)((W)a + (W)b); }                      \
-    static inline T h_sub_##M(T a, T b) { return (T)((W)a - (W)b); }                      \
-    static inline T h_mul_##M(T a, T b) { return (T)((W)a * (W)b); }
-
-H_ARITH(i8, int8_t, uint32_t)
-H_ARITH(i16, int16_t, uint32_t)
-H_ARITH(i32, int32_t, uint32_t)
-H_ARITH(i64, int64_t, uint64_t)
-H_ARITH(u8, uint8_t, uint32_t)
-H_ARITH(u16, uint16_t, uint32_t)
-
-/* min(a, b) = b < a ? b : a and max(a, b) = a < b ? b : a; shift amounts are taken
-   modulo the width; << is done unsigned, >> is arithmetic for signed types. */
-#define H_INT(M, T, UT, UW, BITS)                                                         \
-    static inline T h_min_##M(T a, T b) { return b < a ? b : a; }                         \
-    static inline T h_max_##M(T a, T b) { return a < b ? b : a; }                         \
-    static inline T h_shl_##M(T a, T b) { return (T)(UW)((UT)a << (b & (BITS - 1))); }    \
-    static inline T h_shr_##M(T a, T b) { return (T)(a >> (b & (BITS - 1))); }            \
-    static inline uint64_t h_bits_##M(T x) { return (uint64_t)(UW)x; }                    \
-    static inline T h_from_bits_##M(uint64_t b) { return (T)(UW)b; }
-
-/* float -> int truncates toward zero and saturates; NaN gives 0. Up to 32 bits both
-   limits are exact doubles, so a clamp (two min/max instructions, no branch) before the
-   conversion does it; 64-bit limits are not (2^63 rounds up), so those compare first. */
-#define H_F2I_NARROW(M, T, MIN, MAX)                                                      \
-    static inline T h_f2i_##M(double f) {                                                 \
-        double c = f == f ? f : 0.0;                                                      \
-        c = c < (double)MIN ? (double)MIN : c;                                            \
-        c = c > (double)MAX ? (double)MAX : c;                                            \
-        return (T)c;                                                                      \
-    }
-#define H_F2I_WIDE(M, T, MIN, MAX)                                                        \
-    static inline T h_f2i_##M(double f) {                                                 \
-        if (f != f) return 0;                                                             \
-        if (f <= (double)MIN) return MIN;                                                 \
-        if (f >= (double)MAX) return MAX;                                                 \
-        return (T)f;                                                                      \
-    }
-
-H_F2I_NARROW(i8, int8_t, INT8_MIN, INT8_MAX)
-H_F2I_NARROW(i16, int16_t, INT16_MIN, INT16_MAX)
-H_F2I_NARROW(i32, int32_t, INT32_MIN, INT32_MAX)
-H_F2I_WIDE(i64, int64_t, INT64_MIN, INT64_MAX)
-H_F2I_NARROW(u8, uint8_t, 0, UINT8_MAX)
-H_F2I_NARROW(u16, uint16_t, 0, UINT16_MAX)
-H_F2I_NARROW(u32, uint32_t, 0, UINT32_MAX)
-H_F2I_WIDE(u64, uint64_t, 0, UINT64_MAX)
-
-H_SIGNED(i8, int8_t, uint32_t, uint8_t, INT8_MIN, INT8_MAX)
-H_SIGNED(i16, int16_t, uint32_t, uint16_t, INT16_MIN, INT16_MAX)
-H_SIGNED(i32, int32_t, uint32_t, uint32_t, INT32_MIN, INT32_MAX)
-H_SIGNED(i64, int64_t, uint64_t, uint64_t, INT64_MIN, INT64_MAX)
-H_UNSIGNED(u8, uint8_t, UINT8_MAX)
-H_UNSIGNED(u16, uint16_t, UINT16_MAX)
-H_UNSIGNED(u32, uint32_t, UINT32_MAX)
-H_UNSIGNED(u64, uint64_t, UINT64_MAX)
-H_INT(i8, int8_t, uint32_t, uint8_t, 8)
-H_INT(i16, int16_t, uint32_t, uint16_t, 16)
-H_INT(i32, int32_t, uint32_t, uint32_t, 32)
-H_INT(i64, int64_t, uint64_t, uint64_t, 64)
-H_INT(u8, uint8_t, uint32_t, uint8_t, 8)
-H_INT(u16, uint16_t, uint32_t, uint16_t, 16)
-H_INT(u32, uint32_t, uint32_t, uint32_t, 32)
-H_INT(u64, uint64_t, uint64_t, uint64_t, 64)
-
-static inline uint64_t h_bits_bool(bool x) { return x; }
-static inline bool h_from_bits_bool(uint64_t b) { return b != 0; }
-
-/* Floats: float % is a - b * floor(a / b); min/max as for integers (NaN-sensitive). */
-#define H_FLOAT(M, T, U, SUFFIX)                                                          \
-    static inline T h_min_##M(T a, T b) { return b < a ? b : a; }                         \
-    static inline T h_max_##M(T a, T b) { return a < b ? b : a; }                         \
-    static inline T h_mod_##M(T a, T b) { return a - b * floor##SUFFIX(a / b); }          \
-    static inline uint64_t h_bits_##M(T x) { U u; memcpy(&u, &x, sizeof u); return u; }   \
-    static inline T h_from_bits_##M(uint64_t b) { U u = (U)b; T x; memcpy(&x, &u, sizeof x); return x; }
-
-H_FLOAT(f32, float, uint32_t, f)
-H_FLOAT(f64, double, uint64_t, )
-
-/* The end of a loop over [min, min + extent), clamped so the counter never overflows. */
-static inline int32_t h_loop_end(int32_t min, int32_t extent) {
-    int64_t end = (int64_t)min + (extent > 0 ? extent : 0);
-    return end > INT32_MAX ? INT32_MAX : (int32_t)end;
-}
-
+/// The host's own helpers: error messages built piece by piece, allocation, and the serial
+/// runtime used when the caller passes none.
+const HOST_HELPERS: &str = r#"
 /* Error messages, built piece by piece. */
 struct h_msg {
     char text[4096];
@@ -360,7 +300,8 @@ static void h_free(void *ctx, void *block) {
     (void)ctx;
     free(block);
 }
-static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error, h_malloc, h_free};
+/* Without a runtime there is no device: a pipeline with GPU kernels then fails with a message. */
+static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error, h_malloc, h_free, NULL, NULL};
 "#;
 
 /// Streaming stores: an output of at least `H_STREAM_MIN_BYTES` that the pipeline never
@@ -462,7 +403,9 @@ pub fn fixed_prelude(machine: &MachineParams) -> String {
         crate::ir::semantics::MAX_ALLOCATION_ELEMENTS,
         crate::runtime::pool::BLOCK_ALIGN
     ));
+    s.push_str(HOST_SCALAR_BITS);
     s.push_str(SCALAR_HELPERS);
+    s.push_str(HOST_HELPERS);
     // Outputs stream from the size of the target machine's last-level cache; defining
     // H_STREAM_MIN_BYTES when compiling the file chooses another size.
     s.push_str(&format!("\n#ifndef H_STREAM_MIN_BYTES\n#define H_STREAM_MIN_BYTES {}ll\n#endif\n", machine.llc));

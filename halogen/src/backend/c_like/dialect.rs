@@ -10,7 +10,7 @@
 
 use super::writer::Writer;
 use crate::error::Result;
-use crate::ir::{BinOp, Expr, Intrinsic, Name, Stmt, Type};
+use crate::ir::{BinOp, Expr, ForKind, Intrinsic, MsgPart, Name, Stmt, Type};
 
 /// The printing a C dialect does itself. Strings in and out are C expressions that are an
 /// identifier, a literal, a call or parenthesized, so they can be used as operands as
@@ -38,6 +38,14 @@ pub(crate) trait Dialect {
 
     /// A loop whose iterations may run at once.
     fn parallel_for(&mut self, name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()>;
+    /// A GPU block or thread loop (`kind`): the host outlines a kernel and launches it, a
+    /// kernel dialect binds the loop variable to its block or thread index. A dialect that
+    /// does neither refuses it.
+    fn gpu_loop(&mut self, name: &Name, kind: ForKind, _min: &Expr, _extent: &Expr, _body: &Stmt) -> Result<()> {
+        Err(crate::error::Error::Target(format!(
+            "C back end: loop '{name}' is a {kind:?} loop, which this C dialect does not run"
+        )))
+    }
     /// A store of `value` (scalar or vector) at `index`, in the lanes where `predicate` holds.
     fn store(&mut self, buffer: &Name, value: &Expr, index: &Expr, predicate: Option<&Expr>) -> Result<()>;
     /// Storage `name` of `ty` elements with `extents`, in scope over `body`.
@@ -47,6 +55,15 @@ pub(crate) trait Dialect {
     /// Reports the C string `message` (a `char *` expression) and leaves the function with
     /// a failure, releasing what it holds.
     fn error_exit(&mut self, message: &str);
+
+    /// Prints what a failed check does (inside the `if` that tests it): by default builds
+    /// the interpreter's message and leaves through [`Dialect::error_exit`].
+    fn check_failed(&mut self, message: &[MsgPart]) -> Result<()>
+    where
+        Self: Sized,
+    {
+        super::printer::message_and_exit(self, message)
+    }
 
     // Vector values.
 
@@ -87,27 +104,33 @@ pub(crate) trait Dialect {
     /// CUDA C also has. A dialect whose library spells them otherwise (OpenCL C overloads
     /// `sqrt` for both precisions) or has faster equivalents names them here.
     fn math_function(&self, which: Intrinsic, f32: bool) -> &'static str {
-        let (single, double) = match which {
-            Intrinsic::Sqrt => ("sqrtf", "sqrt"),
-            Intrinsic::Exp => ("expf", "exp"),
-            Intrinsic::Log => ("logf", "log"),
-            Intrinsic::Pow => ("powf", "pow"),
-            Intrinsic::Floor => ("floorf", "floor"),
-            Intrinsic::Ceil => ("ceilf", "ceil"),
-            // nearbyint rounds half to even in the default rounding mode.
-            Intrinsic::Round => ("nearbyintf", "nearbyint"),
-            Intrinsic::Trunc => ("truncf", "trunc"),
-            Intrinsic::Sin => ("sinf", "sin"),
-            Intrinsic::Cos => ("cosf", "cos"),
-            Intrinsic::Tan => ("tanf", "tan"),
-            Intrinsic::Atan2 => ("atan2f", "atan2"),
-            Intrinsic::Abs => ("fabsf", "fabs"),
-            Intrinsic::Reinterpret | Intrinsic::BitNot => ("", ""),
-        };
-        if f32 {
-            single
-        } else {
-            double
-        }
+        c99_math_function(which, f32)
+    }
+}
+
+/// C99's `<math.h>` name of the float intrinsic `which` in single (`f32`) or double
+/// precision (`sqrtf`, `sqrt`).
+pub(crate) fn c99_math_function(which: Intrinsic, f32: bool) -> &'static str {
+    let (single, double) = match which {
+        Intrinsic::Sqrt => ("sqrtf", "sqrt"),
+        Intrinsic::Exp => ("expf", "exp"),
+        Intrinsic::Log => ("logf", "log"),
+        Intrinsic::Pow => ("powf", "pow"),
+        Intrinsic::Floor => ("floorf", "floor"),
+        Intrinsic::Ceil => ("ceilf", "ceil"),
+        // nearbyint rounds half to even in the default rounding mode.
+        Intrinsic::Round => ("nearbyintf", "nearbyint"),
+        Intrinsic::Trunc => ("truncf", "trunc"),
+        Intrinsic::Sin => ("sinf", "sin"),
+        Intrinsic::Cos => ("cosf", "cos"),
+        Intrinsic::Tan => ("tanf", "tan"),
+        Intrinsic::Atan2 => ("atan2f", "atan2"),
+        Intrinsic::Abs => ("fabsf", "fabs"),
+        Intrinsic::Reinterpret | Intrinsic::BitNot => ("", ""),
+    };
+    if f32 {
+        single
+    } else {
+        double
     }
 }

@@ -37,6 +37,7 @@
 pub(crate) mod dialect;
 pub mod names;
 pub(crate) mod printer;
+pub(crate) mod scalar_helpers;
 pub(crate) mod syntax;
 pub mod types;
 pub(crate) mod writer;

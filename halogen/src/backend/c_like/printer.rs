@@ -47,9 +47,10 @@ pub(crate) fn stmt(d: &mut impl Dialect, s: &Stmt) -> Result<()> {
             }
             Stmt::For { name, min, extent, kind, body, .. } => match kind {
                 ForKind::Parallel => d.parallel_for(name, min, extent, body),
-                // A loop for a device or for ranks is never run as a serial loop in disguise:
-                // lowering and `backend::select` keep it from here, and this says so if not.
-                ForKind::GpuBlock | ForKind::GpuThread | ForKind::Distributed => Err(Error::Target(format!(
+                ForKind::GpuBlock | ForKind::GpuThread => d.gpu_loop(name, *kind, min, extent, body),
+                // A loop for ranks is never run as a serial loop in disguise: lowering and
+                // `backend::select` keep it from here, and this says so if not.
+                ForKind::Distributed => Err(Error::Target(format!(
                     "C back end: loop '{name}' is a {kind:?} loop, which C on the host does not run"
                 ))),
                 // Vectorized and unrolled loops the passes left (their fallback) compute the
@@ -88,12 +89,19 @@ pub(crate) fn stmt(d: &mut impl Dialect, s: &Stmt) -> Result<()> {
     })
 }
 
-/// A failed assertion builds the interpreter's message and leaves through the dialect's
-/// error exit.
+/// A failed assertion reports through the dialect ([`Dialect::check_failed`]).
 fn assert(d: &mut impl Dialect, condition: &Expr, message: &[MsgPart]) -> Result<()> {
     let c = expr(d, condition)?;
     let c = if condition.ty().is_vector() { d.all_true(condition.ty().lanes, c) } else { c };
     d.writer().open(format!("if (!{}) {{", paren(&c)));
+    d.check_failed(message)?;
+    d.writer().close("}");
+    Ok(())
+}
+
+/// Builds the interpreter's message of a failed check in `h_m` and leaves through the
+/// dialect's error exit.
+pub(crate) fn message_and_exit(d: &mut impl Dialect, message: &[MsgPart]) -> Result<()> {
     d.writer().line("struct h_msg h_m = {{0}, 0};");
     for part in message {
         match part {
@@ -124,7 +132,6 @@ fn assert(d: &mut impl Dialect, condition: &Expr, message: &[MsgPart]) -> Result
         }
     }
     d.error_exit("h_m.text");
-    d.writer().close("}");
     Ok(())
 }
 

@@ -27,6 +27,9 @@ impl Printer {
     ) -> Result<CFile> {
         self.f = Function::new(1);
         self.f.pooled = true;
+        if let Some(g) = self.gpu.as_mut() {
+            g.read_host_access(s);
+        }
         let used = captures(s, &[]);
         for (i, b) in buffers.iter().enumerate() {
             check(b.elem)?;
@@ -36,7 +39,12 @@ impl Printer {
             let cname = self.f.w.namer.fresh(&b.name);
             let e = storage_c(b.elem);
             self.line(format!("{e} *{cname} = ({e} *)buffers[{i}]->host;"));
-            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None });
+            let descriptor = self.gpu.as_ref().map(|g| {
+                // An input's host memory holds the run's data.
+                let data = if b.is_output { 0 } else { crate::runtime::ffi::access::HOST_DATA };
+                (format!("buffers[{i}]"), g.host_bits(&b.name) | data)
+            });
+            self.f.bufs.push(Buf { name: b.name.clone(), cname, elem: b.elem, owned: false, stream: None, descriptor });
         }
         self.stream_flags(s, buffers);
         for name in &used.vars {
@@ -65,6 +73,12 @@ impl Printer {
         head.push_str(&fixed_prelude(&self.machine));
         head.push_str(&self.helpers.text());
         let mut main = String::new();
+        let mut kernel_source = None;
+        if let Some(g) = self.gpu.take() {
+            let (c_text, source) = g.finish();
+            main.push_str(&c_text);
+            kernel_source = Some(source);
+        }
         main.push_str(&format!(
             "int {entry}(const struct halogen_runtime *rt, void *ctx, struct halogen_buffer *const *buffers,\n{}const union halogen_scalar *params) {{\n",
             " ".repeat(entry.len() + 5)
@@ -83,7 +97,7 @@ impl Printer {
         }
         source.push('\n');
         source.push_str(&main);
-        Ok(CFile { units: split_units(&head, &self.bodies, &main), source })
+        Ok(CFile { units: split_units(&head, &self.bodies, &main), source, kernel_source })
     }
     /// Declares, for each output that `s` stores to and never loads from, whether its
     /// stores may stream around the caches: whether the output is at least
@@ -114,6 +128,9 @@ pub struct CFile {
     /// whole. The C compiler's time grows with the size of a file and runs on one core;
     /// files compiled side by side use them all.
     pub units: Vec<String>,
+    /// The GPU kernels' own source (OpenCL C or CUDA C), for a GPU target; the C file
+    /// carries it as a string.
+    pub kernel_source: Option<String>,
 }
 
 /// Below this many bytes of loop bodies and entry point, a file is compiled whole: the

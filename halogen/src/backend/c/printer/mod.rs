@@ -34,10 +34,11 @@ use crate::backend::c_like::printer as core;
 use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, paren, strip_parens};
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{BinOp, Expr, ExprKind, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, Expr, ExprKind, ForKind, Name, Stmt, Type, TypeCode};
 use crate::target::MachineParams;
 
 mod entry;
+mod gpu;
 mod memory;
 
 pub use entry::{union_field, CFile};
@@ -100,6 +101,9 @@ struct Buf {
     /// For an output the pipeline never reads: the C name of the `int` that says whether
     /// its dense vector stores may go around the caches (see [`Printer::stream_flags`]).
     stream: Option<String>,
+    /// Where GPU kernels use it: the C expression of its `struct halogen_buffer *`, and the
+    /// `HALOGEN_ACCESS_*` bits of how host code uses it.
+    descriptor: Option<(String, u64)>,
 }
 
 /// A serial loop around the statement being printed.
@@ -165,6 +169,8 @@ pub struct Printer {
     helpers: Helpers,
     bodies: Vec<Body>,
     next_body: usize,
+    /// The kernels of a GPU target (see [`gpu`]).
+    gpu: Option<gpu::Kernels>,
 }
 
 /// A parallel loop's body as printed: its closure's struct and its function (without a
@@ -188,6 +194,8 @@ pub struct EntryBuffer {
     pub elem: Type,
     /// Number of dimensions.
     pub dims: usize,
+    /// Whether the pipeline writes it.
+    pub is_output: bool,
 }
 
 impl Printer {
@@ -199,7 +207,14 @@ impl Printer {
             helpers: Helpers::default(),
             bodies: Vec::new(),
             next_body: 0,
+            gpu: None,
         }
+    }
+
+    /// This printer, outlining GPU loops as kernels in `flavor` for the device API `api`.
+    pub fn with_gpu(mut self, flavor: crate::backend::gpu::device_c::Flavor, api: crate::runtime::gpu::Api) -> Printer {
+        self.gpu = Some(gpu::Kernels::new(flavor, api));
+        self
     }
 
     fn line(&mut self, text: impl AsRef<str>) {
@@ -370,6 +385,10 @@ impl Dialect for Printer {
 
     /// A parallel loop: its body becomes a function the runtime's `par_for` calls once per
     /// iteration, with a closure holding the variables and buffer pointers it uses.
+    fn gpu_loop(&mut self, name: &Name, kind: ForKind, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+        self.gpu_launch(name, kind, min, extent, body)
+    }
+
     fn parallel_for(&mut self, name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
         if min.ty() != Type::i32() || extent.ty() != Type::i32() {
             return Err(internal(format!("parallel loop '{name}' has bounds of type {}", min.ty())));
@@ -495,9 +514,12 @@ impl Dialect for Printer {
                 self.f.heap.push(cname.clone());
             }
         }
-        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true, stream: None });
+        let descriptor = self.device_descriptor(name, elem, extents, &cname, body)?;
+        self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true, stream: None, descriptor });
         let r = core::stmt(self, body);
-        self.f.bufs.pop();
+        if let Some((d, _)) = self.f.bufs.pop().and_then(|b| b.descriptor) {
+            self.line(format!("rt->gpu_release(ctx, {d});"));
+        }
         if on_stack.is_none() && !reuse {
             self.f.heap.pop();
             self.line(self.heap_free(&cname));
@@ -507,6 +529,9 @@ impl Dialect for Printer {
 
     fn free(&mut self, name: &Name) -> Result<()> {
         let b = self.lookup_buf(name)?.clone();
+        if let Some((d, _)) = &b.descriptor {
+            self.line(format!("rt->gpu_release(ctx, {d});"));
+        }
         if self.f.heap.contains(&b.cname) {
             self.line(self.heap_free(&b.cname));
             self.line(format!("{} = NULL;", b.cname));

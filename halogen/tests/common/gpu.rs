@@ -1,0 +1,126 @@
+//! GPU schedules the GPU back ends are tested with: the blur under each way of putting it
+//! on a GPU, and a pipeline of updates with float math and scalar parameters. Each back end's
+//! test runs them (OpenCL on PoCL, CUDA where a device is) or compiles them (CUDA C through
+//! NVRTC) and compares with the interpreter.
+
+use super::{blur, Blur};
+use halogen::prelude::*;
+
+/// Blur size: not a multiple of any tile, so tiles are clamped at the edges.
+pub const W: i32 = 37;
+/// Blur size.
+pub const H: i32 = 23;
+
+fn tile_vars() -> (Var, Var, Var, Var) {
+    (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"))
+}
+
+/// A named schedule of the blur.
+pub type BlurSchedule = (&'static str, fn(&Blur));
+
+/// The blur's GPU schedules, by name.
+pub fn blur_schedules() -> Vec<BlurSchedule> {
+    vec![
+        ("both stages tiled, the intermediate in device memory", |b| {
+            let (xo, yo, xi, yi) = tile_vars();
+            b.blur_x.compute_root().gpu_tile(b.x, b.y, xo, yo, xi, yi, 16, 8);
+            b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 4);
+        }),
+        ("the producer computed per thread", |b| {
+            let (xo, yo, xi, yi) = tile_vars();
+            b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 8);
+            b.blur_x.compute_at(&b.blur_y, xi);
+        }),
+        ("the producer computed per block, in shared memory", |b| {
+            let (xo, yo, xi, yi) = tile_vars();
+            b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 8);
+            b.blur_x.compute_at(&b.blur_y, xo).gpu_threads(b.x).gpu_threads(b.y);
+        }),
+        ("the producer on the CPU, the consumer on the GPU", |b| {
+            let (xo, yo, xi, yi) = tile_vars();
+            b.blur_x.compute_root().parallel(b.y);
+            b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 16, 4);
+        }),
+        ("the producer on the GPU, the consumer on the CPU", |b| {
+            let (xo, yo, xi, yi) = tile_vars();
+            b.blur_x.compute_root().gpu_tile(b.x, b.y, xo, yo, xi, yi, 4, 4);
+            b.blur_y.vectorize(b.x, 8);
+        }),
+        ("blocks and threads without tiling", |b| {
+            b.blur_x.compute_root().gpu_blocks(b.y).gpu_threads(b.x);
+            let (xo, xi) = (Var::new("xo"), Var::new("xi"));
+            b.blur_y.gpu_tile_1d(b.x, xo, xi, 32).gpu_blocks(b.y);
+        }),
+    ]
+}
+
+/// The blur's input, covering what it reads of [0, W) × [0, H).
+pub fn blur_input() -> Buffer<u16> {
+    let mut b = Buffer::<u16>::with_min(&[-1, -1], &[W + 2, H + 2]);
+    for yy in -1..=H {
+        for xx in -1..=W {
+            b[[xx, yy]] = ((xx * 7919 + yy * 104729 + xx * yy * 31) as u32 % 4096) as u16;
+        }
+    }
+    b
+}
+
+/// The blur computed by the interpreter, unscheduled.
+pub fn blur_reference() -> Buffer<u16> {
+    let b = blur();
+    let input = blur_input();
+    let mut args = Args::new();
+    args.image(&b.input, &input);
+    super::realize::<u16>(&Target::interp(), &b.blur_y, &args, &[0, 0], &[W, H])
+}
+
+/// A pipeline of updates over pure dimensions with float math, a float and a byte
+/// parameter, scheduled for the GPU (`gpu`) or not.
+pub struct Updates {
+    /// The input image.
+    pub input: ImageParam,
+    /// A factor.
+    pub scale: Param<f32>,
+    /// Nonzero: the last update negates.
+    pub flip: Param<u8>,
+}
+
+impl Updates {
+    /// Fresh parameters.
+    pub fn new() -> Updates {
+        Updates {
+            input: ImageParam::new(Type::f32(), 2, "input"),
+            scale: Param::<f32>::new("scale"),
+            flip: Param::<u8>::new("flip"),
+        }
+    }
+
+    /// The output Func, scheduled for the GPU or not.
+    pub fn output(&self, gpu: bool) -> Func {
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let (xo, yo, xi, yi) = tile_vars();
+        let r = RDom::new(&[(Expr::from(0), Expr::from(3))]);
+        let f = Func::new("f");
+        f.def((x, y), Expr::from(0.0f32));
+        f.update((x, y), f.at((x, y)) + sqrt(abs(self.input.at((x + r.x(), y)))) * Expr::from(&self.scale));
+        let flipped = Expr::from(&self.flip).ne(0);
+        f.update((x, y), select(flipped, -f.at((x, y)), exp(f.at((x, y)) * 0.01f32)));
+        if gpu {
+            f.gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+            f.update_stage(0).gpu_tile(x, y, xo, yo, xi, yi, 4, 16);
+            f.update_stage(1).gpu_tile(x, y, xo, yo, xi, yi, 16, 2);
+        }
+        f
+    }
+
+    /// Its input image.
+    pub fn image() -> Buffer<f32> {
+        let mut img = Buffer::<f32>::new(&[43, 19]);
+        for yy in 0..19 {
+            for xx in 0..43 {
+                img[[xx, yy]] = (xx as f32 - 20.0) * 0.37 + yy as f32;
+            }
+        }
+        img
+    }
+}

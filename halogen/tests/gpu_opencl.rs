@@ -1,0 +1,99 @@
+//! GPU schedules on the OpenCL back end: every schedule gives the interpreter's pixels, and
+//! schedules a GPU cannot run are errors naming the Func and the directive.
+//!
+//! The tests need an OpenCL device (PoCL's CPU device is enough). Without one they say so
+//! on stderr and pass, unless `HALOGEN_REQUIRE_OPENCL=1` (which CI sets after installing
+//! PoCL): then a missing device fails them.
+
+mod common;
+
+use common::gpu::{blur_input, blur_reference, blur_schedules, Updates, H, W};
+use common::{assert_same_pixels, blur};
+use halogen::prelude::*;
+use std::io::Write;
+
+fn opencl() -> Option<Target> {
+    match halogen::runtime::gpu::device(halogen::runtime::gpu::Api::OpenCL) {
+        Ok(_) => Some("host-opencl".parse().unwrap()),
+        Err(e) => {
+            if std::env::var("HALOGEN_REQUIRE_OPENCL").is_ok_and(|v| v == "1") {
+                panic!("HALOGEN_REQUIRE_OPENCL=1 but {e}");
+            }
+            let _ = writeln!(std::io::stderr(), "skipping the OpenCL tests: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_blur_schedule_gives_the_interpreters_pixels() {
+    let Some(target) = opencl() else { return };
+    let input = blur_input();
+    let reference = blur_reference();
+    for (name, schedule) in blur_schedules() {
+        let b = blur();
+        schedule(&b);
+        let mut args = Args::new();
+        args.image(&b.input, &input);
+        let compiled = Pipeline::new(&[&b.blur_y]).compile(&target).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
+        // Twice: the second run reuses the compiled kernels and makes its own device copies.
+        for run in 0..2 {
+            let mut out = Buffer::<u16>::new(&[W, H]);
+            compiled
+                .realize(&args, &mut out)
+                .unwrap_or_else(|e| panic!("{name}: realize: {e}\n{}", compiled.lowered_stmt()));
+            assert_same_pixels(&out, &reference, format_args!("{name}, run {run}"));
+        }
+    }
+}
+
+#[test]
+fn updates_run_on_the_gpu_over_their_pure_dimensions() {
+    let Some(target) = opencl() else { return };
+    let u = Updates::new();
+    let img = Updates::image();
+    for flipped in [0u8, 1] {
+        let mut args = Args::new();
+        args.image(&u.input, &img);
+        args.param(&u.scale, 1.5f32);
+        args.param(&u.flip, flipped);
+        let expected = common::realize::<f32>(&Target::interp(), &u.output(false), &args, &[0, 0], &[40, 19]);
+        let got = common::realize::<f32>(&target, &u.output(true), &args, &[0, 0], &[40, 19]);
+        for (g, e) in got.as_slice().iter().zip(expected.as_slice()) {
+            // The device's sqrt and exp may differ from the host's in the last bits.
+            assert!((g - e).abs() <= 1e-5 * e.abs().max(1.0), "flip {flipped}: got {g}, expected {e}");
+        }
+    }
+}
+
+#[test]
+fn schedules_a_gpu_cannot_run_are_errors_naming_the_func() {
+    let Some(target) = opencl() else { return };
+    let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+
+    let b = blur();
+    b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 8).vectorize(xi, 4);
+    let e = common::compile_error(&target, &b.blur_y);
+    assert!(e.contains("Func 'blur_y': vectorize(") && e.contains("inside the GPU loop gpu_threads(xi)"), "{e}");
+
+    let b = blur();
+    b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 8);
+    let e = common::compile_error(&Target::host(), &b.blur_y);
+    assert!(e.contains("Func 'blur_y': gpu_blocks(yo) needs a GPU target"), "{e}");
+
+    // A block whose extent the host cannot know.
+    let b = blur();
+    b.blur_y.gpu_blocks(b.y).gpu_threads(b.x);
+    b.blur_x.compute_at(&b.blur_y, b.y).gpu_threads(b.x);
+    let e = common::compile_error(&target, &b.blur_y);
+    assert!(e.contains("Func 'blur_x' is stored inside a GPU kernel with extents [blur_x.extent.0, 3]"), "{e}");
+
+    // More threads in a block than any device allows.
+    let b = blur();
+    b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 1024, 1024);
+    let input = blur_input();
+    let mut args = Args::new();
+    args.image(&b.input, &input);
+    let e = common::try_realize::<u16>(&target, &b.blur_y, &args, &[0, 0], &[W, H]).unwrap_err().to_string();
+    assert!(e.contains("blur_y") && e.contains("1024x1024x1 threads"), "{e}");
+}
