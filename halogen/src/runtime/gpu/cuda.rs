@@ -106,6 +106,11 @@ impl Device for CudaDevice {
             .map_err(|e| driver_error("copying to the host", e))
     }
 
+    fn synchronize(&self) -> Result<()> {
+        self.current()?;
+        drv::ctx::synchronize().map_err(|e| driver_error("waiting for the device", e))
+    }
+
     fn build(&self, source: &str) -> Result<Box<dyn Module>> {
         let cubin = cached_cubin(source, self.capability)?;
         self.current()?;

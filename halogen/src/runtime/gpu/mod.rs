@@ -109,6 +109,26 @@ pub trait Device: Send + Sync {
     unsafe fn read(&self, mem: u64, dst: *mut u8, bytes: usize) -> Result<()>;
     /// Compiles a file's kernels.
     fn build(&self, source: &str) -> Result<Box<dyn Module>>;
+    /// Waits until everything queued on the device has finished.
+    fn synchronize(&self) -> Result<()>;
+}
+
+/// Whether `HALOGEN_GPU_PROFILE=1`: every launch waits for its kernel, and each kernel,
+/// copy and allocation prints its time to stderr (`halogen gpu: kernel NAME 0.123 ms`).
+fn profiling() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("HALOGEN_GPU_PROFILE").is_ok_and(|v| v == "1"))
+}
+
+/// Runs `f`, printing its time as `what` when profiling.
+fn timed<T>(what: impl FnOnce() -> String, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !profiling() {
+        return f();
+    }
+    let start = std::time::Instant::now();
+    let r = f();
+    eprintln!("halogen gpu: {} {:.3} ms", what(), start.elapsed().as_secs_f64() * 1e3);
+    r
 }
 
 /// A file's compiled kernels on one device.
@@ -310,14 +330,14 @@ unsafe fn launch(
         let bytes = span_bytes(b)?;
         let fresh = b.device == 0;
         if fresh {
-            b.device = dev.malloc(bytes.max(1))?;
+            b.device = timed(|| format!("malloc {bytes} B"), || dev.malloc(bytes.max(1)))?;
             state.allocations.push((api, b.device));
         }
         let host_newer =
             b.host_dirty() || a.access & access::HOST_WRITES != 0 || (fresh && a.access & access::HOST_DATA != 0);
         if host_newer && bytes > 0 && !b.host.is_null() {
             // SAFETY: the host memory spans `bytes` bytes (the descriptor's promise).
-            unsafe { dev.write(b.device, b.host, bytes)? };
+            timed(|| format!("to device {bytes} B"), || unsafe { dev.write(b.device, b.host, bytes) })?;
         }
         b.set_host_dirty(false);
         values.push(KernelArg::Memory(b.device));
@@ -325,9 +345,18 @@ unsafe fn launch(
     values.push(KernelArg::Memory(error_word));
     let blocks = [blocks[0] as usize, blocks[1] as usize, blocks[2] as usize];
     let threads = [threads[0] as usize, threads[1] as usize, threads[2] as usize];
-    // SAFETY: the arguments follow the kernel's parameters (both printed from one IR), and
-    // the pipeline's bounds checks keep every access inside the buffers.
-    unsafe { module.launch(&name, blocks, threads, &values)? };
+    timed(
+        || format!("kernel {name}"),
+        || {
+            // SAFETY: the arguments follow the kernel's parameters (both printed from one
+            // IR), and the pipeline's bounds checks keep every access inside the buffers.
+            unsafe { module.launch(&name, blocks, threads, &values)? };
+            if profiling() {
+                dev.synchronize()?;
+            }
+            Ok(())
+        },
+    )?;
     for a in args.iter().filter(|a| !a.buffer.is_null() && a.access & access::WRITE != 0) {
         // SAFETY: as above.
         let b = unsafe { &mut *a.buffer };
@@ -335,7 +364,7 @@ unsafe fn launch(
             let bytes = span_bytes(b)?;
             if bytes > 0 && !b.host.is_null() {
                 // SAFETY: as above.
-                unsafe { dev.read(b.device, b.host, bytes)? };
+                timed(|| format!("to host {bytes} B"), || unsafe { dev.read(b.device, b.host, bytes) })?;
             }
             b.flags &= !(DEVICE_DIRTY | HOST_DIRTY);
         } else {
@@ -395,7 +424,7 @@ pub(crate) unsafe fn finish_run(run: &RunContext, buffers: &[*mut HalogenBuffer]
                 let bytes = span_bytes(b)?;
                 if bytes > 0 && !b.host.is_null() {
                     // SAFETY: the descriptor spans `bytes` bytes of host memory.
-                    unsafe { dev.read(b.device, b.host, bytes)? };
+                    timed(|| format!("to host {bytes} B"), || unsafe { dev.read(b.device, b.host, bytes) })?;
                 }
                 Ok(())
             });

@@ -116,6 +116,10 @@ impl Device for OpenClDevice {
         .map_err(|e| cl_error("copying to the host", ClError(e)))
     }
 
+    fn synchronize(&self) -> Result<()> {
+        opencl3::command_queue::finish(self.queue.get()).map_err(|e| cl_error("waiting for the queue", ClError(e)))
+    }
+
     fn build(&self, source: &str) -> Result<Box<dyn Module>> {
         let program = Program::create_and_build_from_source(&self.context, source, "-cl-std=CL1.2").map_err(|log| {
             let path = super::keep_failed_source("cl", source, &log);

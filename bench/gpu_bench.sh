@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The GPU back end on one machine: each app's `gpu` schedule on a GPU target against its
+# CPU `hand` schedule, both from `halogen bench` (whole `realize` calls, host buffers in and
+# out: the copies to and from the device are in the GPU's time), then the GPU run again
+# with HALOGEN_GPU_PROFILE=1, whose per-event times give each kernel's own time, and the
+# kernel's bytes per second against a device-to-device copy measured in the same run
+# (through PyTorch, where it is installed).
+#
+#   bench/gpu_bench.sh HALOGEN_BINARY [TARGET] [APPS...]
+#   bench/gpu_bench.sh target/release/halogen host-cuda blur sobel transpose
+#
+# The binary needs the cargo feature `cuda` for host-cuda. Kernels compile with NVRTC on
+# first use (libnvrtc.so on LD_LIBRARY_PATH) or come from the cache (HALOGEN_CACHE_DIR).
+set -euo pipefail
+BIN="$1"
+TARGET="${2:-host-cuda}"
+shift 2 || shift $#
+APPS=("$@")
+[ ${#APPS[@]} -gt 0 ] || APPS=(blur sobel transpose)
+LOG="$(mktemp -d)"
+echo "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), $(nproc) cores"
+for app in "${APPS[@]}"; do
+    "$BIN" bench "$app" --schedule hand,gpu --target "$TARGET" --runs 10 --check | tail -n 2
+    HALOGEN_GPU_PROFILE=1 "$BIN" bench "$app" --schedule gpu --target "$TARGET" --runs 5 --check \
+        >/dev/null 2>"$LOG/$app.prof"
+    # The fastest of each event over the runs.
+    sed -n 's/^halogen gpu: //p' "$LOG/$app.prof" | awk '{
+        t = $(NF - 1); $NF = ""; $(NF - 1) = ""; k = $0
+        if (!(k in m) || t < m[k]) m[k] = t
+    } END { for (k in m) printf "    %-44s %9.3f ms\n", k, m[k] }' | sort
+done
+python3 - <<'PY' 2>/dev/null || echo "device-to-device copy: not measured (no PyTorch with CUDA)"
+import time, torch
+n = 256 * 1024 * 1024
+a = torch.empty(n, dtype=torch.uint8, device="cuda")
+b = torch.empty_like(a)
+for _ in range(3):
+    b.copy_(a)
+torch.cuda.synchronize()
+t = time.perf_counter()
+for _ in range(20):
+    b.copy_(a)
+torch.cuda.synchronize()
+dt = (time.perf_counter() - t) / 20
+print(f"device-to-device copy of {n >> 20} MiB: {dt * 1e3:.3f} ms, {2 * n / dt / 1e9:.0f} GB/s read + write")
+PY
