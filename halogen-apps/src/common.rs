@@ -53,6 +53,15 @@ pub(crate) fn root_all(funcs: &[&Func]) {
     }
 }
 
+/// Every Func at root as GPU tiles of `w × h` over `x, y` (a first GPU schedule: each stage
+/// one kernel, the intermediates in device memory).
+pub(crate) fn gpu_root_all(funcs: &[&Func], x: Var, y: Var, w: i32, h: i32) {
+    let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+    for f in funcs {
+        f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, w, h);
+    }
+}
+
 /// Halide's "inline" variant: Funcs with update definitions go to root (Halogen's default
 /// already does that), everything else is inlined. Nothing to do.
 pub(crate) fn naive() {}

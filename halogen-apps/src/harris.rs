@@ -47,7 +47,7 @@ pub struct Harris {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 const SCALE: f32 = (1.0f64 / 12.0f64) as f32;
 
 impl Default for Harris {
@@ -119,6 +119,18 @@ impl Harris {
         self.iy.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
     }
 
+    /// For a GPU: the gradients, their products and the 3×3 sums at root as 16×16 tiles,
+    /// each one kernel; the response per tile of the output.
+    pub fn schedule_gpu(&self) {
+        common::gpu_root_all(
+            &[&self.ix, &self.iy, &self.ixx, &self.iyy, &self.ixy, &self.sxx, &self.syy, &self.sxy, &self.out],
+            self.x,
+            self.y,
+            16,
+            16,
+        );
+    }
+
     /// Every Func at root, serial and scalar (how the Halide fixture was made).
     pub fn schedule_root(&self) {
         common::root_all(&[
@@ -179,6 +191,7 @@ impl App for Harris {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("harris", name, SCHEDULES)),
         }
         Ok(())

@@ -42,7 +42,7 @@ pub struct Unsharp {
     pub c: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 
 /// The 4 distinct taps of the normalised 7-tap Gaussian with sigma 1.5, computed in `f64`
 /// and rounded to `f32` as `halide_bench.py` does.
@@ -100,6 +100,12 @@ impl Unsharp {
         self.gray.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
         self.blur_y.compute_at(&self.out, yi).vectorize(x, 8);
         self.ratio.compute_at(&self.out, yi).vectorize(x, 8);
+    }
+
+    /// For a GPU: the gray image, both blurs and the ratio at root as 16×16 tiles, the
+    /// sharpening inlined into the ratio, and the output's tiles one kernel per channel.
+    pub fn schedule_gpu(&self) {
+        common::gpu_root_all(&[&self.gray, &self.blur_y, &self.blur_x, &self.ratio, &self.out], self.x, self.y, 16, 16);
     }
 
     /// Every Func at root, serial and scalar.
@@ -166,6 +172,7 @@ impl App for Unsharp {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("unsharp", name, SCHEDULES)),
         }
         Ok(())

@@ -172,7 +172,9 @@ enum Command {
         #[arg(long, default_value = "hand")]
         schedule: String,
         /// Where to run it: `host`, `host-fast_math` (fused multiply-adds, as Halide does by
-        /// default; floats may differ in the last bits) or `interp` (the reference interpreter).
+        /// default; floats may differ in the last bits), `interp` (the reference interpreter),
+        /// or `host-opencl` / `host-cuda` for the GPU schedules (`host-cuda` needs a build
+        /// with the cargo feature `cuda`).
         #[arg(long, default_value = "host")]
         target: TargetArg,
         /// An app parameter, `name=value` (repeatable).
@@ -267,6 +269,10 @@ enum Command {
         /// An app parameter, `name=value` (repeatable).
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
+        /// The target to lower for; a GPU target (`host-opencl`, `host-cuda`) also prints
+        /// the kernels' source.
+        #[arg(long, default_value = "host")]
+        target: TargetArg,
     },
     /// Run a handful of apps on a photograph and write the pictures and an HTML page.
     Demo {
@@ -416,14 +422,21 @@ fn cmd_run(
     Ok(())
 }
 
-fn cmd_lower(app: &str, schedule: &str, params: &[String]) -> Result<(), CliError> {
+fn cmd_lower(app: &str, schedule: &str, params: &[String], target: &Target) -> Result<(), CliError> {
     let built = schedule::build_app(app, schedule, &config(params)?, None, None)?;
     // Lowered only: printing the nest needs no C compiler.
-    let lowered = built.app.pipeline().lower(&Target::host())?;
+    let lowered = built.app.pipeline().lower(target)?;
     if let Some(src) = &built.auto_source {
         println!("{src}");
     }
     println!("{}", lowered.stmt);
+    if target.has_gpu_feature() {
+        // The kernels as the back end prints them (printing, not compiling, the host C).
+        let c = halogen::backend::c::generate(&lowered, "pipeline", target)?;
+        if let Some(kernels) = c.kernel_source {
+            println!("\n/* The GPU kernels ({target}) */\n{kernels}");
+        }
+    }
     Ok(())
 }
 
@@ -496,13 +509,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             inputs,
             save_outputs,
         }),
-        Command::Lower { app, pipeline, schedule, params } => {
+        Command::Lower { app, pipeline, schedule, params, target } => {
             let app = match (app, pipeline) {
                 (_, Some(p)) => pipeline_name(&p)?,
                 (Some(a), None) => a,
                 (None, None) => return Err(CliError::new("lower: name an app or give --pipeline FILE")),
             };
-            cmd_lower(&app, &schedule, &params)
+            cmd_lower(&app, &schedule, &params, &target.target())
         }
         Command::Demo { out, size, image, synthetic, target } => {
             let source = match (image, synthetic) {

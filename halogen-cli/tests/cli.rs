@@ -25,6 +25,19 @@ fn lower_prints_the_loop_nest() {
 }
 
 #[test]
+fn lower_for_a_gpu_target_prints_the_kernels() {
+    for (target, kernel) in [("host-opencl", "__kernel void"), ("host-cuda", "extern \"C\" __global__ void")] {
+        let o = halogen(&["lower", "blur", "--schedule", "gpu", "--target", target]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("gpu_block (blur_y.s0.y.yo") && text.contains(kernel), "{target}:\n{text}");
+    }
+    // A GPU schedule for a target without a GPU is refused by name.
+    let o = halogen(&["lower", "blur", "--schedule", "gpu"]);
+    assert!(!o.status.success() && stderr(&o).contains("gpu_blocks(yo) needs a GPU target"), "{}", stderr(&o));
+}
+
+#[test]
 fn list_names_every_app() {
     let o = halogen(&["list"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -245,6 +245,17 @@ impl KernelPrinter {
         T::default()
     }
 
+    /// The C text of a buffer index: in 32 bits, as the IR computes it (wrapping), where
+    /// the host computes indices in 64 (see [`core::index_c`]). A GPU's 64-bit integer
+    /// arithmetic costs several instructions; an index that fits in 32 bits comes out the
+    /// same, and the runtime refuses buffers of 2^31 elements or more.
+    fn index(&mut self, index: &Expr) -> Result<String> {
+        if index.ty() != Type::i32() {
+            return core::index_c(self, index);
+        }
+        core::expr(self, index)
+    }
+
     fn lookup_buf(&self, name: &Name) -> Result<(String, Type)> {
         self.bufs
             .iter()
@@ -339,7 +350,7 @@ impl Dialect for KernelPrinter {
             return Ok(());
         }
         let (c, elem) = self.lookup_buf(buffer)?;
-        let i = core::index_c(self, index)?;
+        let i = self.index(index)?;
         let v = core::expr(self, value)?;
         let v = if elem.is_bool() { format!("(uint8_t){v}") } else { strip_parens(&v).to_string() };
         let line = format!("{c}[{}] = {v};", strip_parens(&i));
@@ -456,7 +467,7 @@ impl Dialect for KernelPrinter {
             return Ok(self.refuse("a vector load"));
         }
         let (c, elem) = self.lookup_buf(buffer)?;
-        let i = core::index_c(self, index)?;
+        let i = self.index(index)?;
         let ld = format!("{c}[{}]", strip_parens(&i));
         let ld = if elem.is_bool() { format!("({ld} != 0)") } else { ld };
         Ok(match predicate {

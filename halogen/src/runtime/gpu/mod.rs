@@ -328,6 +328,13 @@ unsafe fn launch(
         // SAFETY: generated code passes live descriptors.
         let b = unsafe { &mut *a.buffer };
         let bytes = span_bytes(b)?;
+        let elems = bytes / (b.type_bits as usize).div_ceil(8).max(1);
+        if elems > i32::MAX as usize {
+            return Err(Error::Buffer(format!(
+                "kernel '{name}': a buffer of {elems} elements; kernels index buffers of at most {} elements",
+                i32::MAX
+            )));
+        }
         let fresh = b.device == 0;
         if fresh {
             b.device = timed(|| format!("malloc {bytes} B"), || dev.malloc(bytes.max(1)))?;
