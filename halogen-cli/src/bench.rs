@@ -522,7 +522,7 @@ fn bench_one(
             halogen_apps::create(name, &config)?.make_inputs(size.width, size.height, 42)
         }
     };
-    let built = schedule::build_app(name, sched, &config, Some(&inputs), o.threads)?;
+    let built = schedule::build_app(name, sched, &config, Some(&inputs), o.threads, &o.target.target())?;
     let (timing, out) = time_app(&built, sched, &inputs, run)?;
     if let Some(dir) = &o.save_outputs {
         // By the app's name: for a pipeline file, its stem, not its path.

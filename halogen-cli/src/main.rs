@@ -393,7 +393,7 @@ fn cmd_run(
     }
     drop(probe);
     // Built after the inputs are known: the auto-scheduler plans for their size.
-    let app = schedule::build_app(app, schedule, &config, Some(&inputs), None)?.app;
+    let app = schedule::build_app(app, schedule, &config, Some(&inputs), None, &target.target())?.app;
     let t0 = Instant::now();
     let compiled = app.compile(&target.target())?;
     let compile_s = t0.elapsed().as_secs_f64();
@@ -423,7 +423,7 @@ fn cmd_run(
 }
 
 fn cmd_lower(app: &str, schedule: &str, params: &[String], target: &Target) -> Result<(), CliError> {
-    let built = schedule::build_app(app, schedule, &config(params)?, None, None)?;
+    let built = schedule::build_app(app, schedule, &config(params)?, None, None, target)?;
     // Lowered only: printing the nest needs no C compiler.
     let lowered = built.app.pipeline().lower(target)?;
     if let Some(src) = &built.auto_source {

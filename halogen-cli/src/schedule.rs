@@ -48,13 +48,15 @@ pub fn check_schedule(app: &dyn App, schedule: &str) -> Result<(), CliError> {
 /// Builds app `name` with `config` and `schedule`. For [`AUTO`] (unless the app has a
 /// schedule of that name itself) the auto-scheduler writes the schedule: it plans for the
 /// extents of `inputs` and of the output they give where `inputs` are known, else for the
-/// app's built-in estimates, and for `threads` cores (else all of this machine's).
+/// app's built-in estimates, and for `threads` cores (else all of this machine's), and
+/// for `target`'s GPU where it has one ([`MachineParams::for_target`]).
 pub fn build_app(
     name: &str,
     schedule: &str,
     config: &Config,
     inputs: Option<&[DynBuffer]>,
     threads: Option<usize>,
+    target: &Target,
 ) -> Result<BuiltApp, CliError> {
     let app = halogen_apps::create(name, config)?;
     check_schedule(app.as_ref(), schedule)?;
@@ -65,7 +67,7 @@ pub fn build_app(
     if let Some(inputs) = inputs {
         set_estimates(app.as_ref(), inputs)?;
     }
-    let mut machine = MachineParams::host();
+    let mut machine = MachineParams::for_target(target);
     if let Some(t) = threads {
         machine.cores = t.max(1);
     }
@@ -187,7 +189,7 @@ mod tests {
     fn auto_plans_for_the_inputs_and_runs() {
         let app = halogen_apps::create("blur", &Config::default()).unwrap();
         let inputs = app.make_inputs(40, 24, 1);
-        let built = build_app("blur", AUTO, &Config::default(), Some(&inputs), Some(2)).unwrap();
+        let built = build_app("blur", AUTO, &Config::default(), Some(&inputs), Some(2), &Target::host()).unwrap();
         assert!(built.autoschedule_s.is_some());
         assert!(built.auto_source.as_deref().is_some_and(|s| s.contains("blur_y")));
         let out = built.app.run(&Target::interp(), &inputs).unwrap();
@@ -196,8 +198,8 @@ mod tests {
 
     #[test]
     fn named_schedules_and_unknown_ones() {
-        let built = build_app("blur", "hand", &Config::default(), None, None).unwrap();
+        let built = build_app("blur", "hand", &Config::default(), None, None, &Target::host()).unwrap();
         assert!(built.autoschedule_s.is_none());
-        assert!(build_app("blur", "nope", &Config::default(), None, None).is_err());
+        assert!(build_app("blur", "nope", &Config::default(), None, None, &Target::host()).is_err());
     }
 }

@@ -257,6 +257,67 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
     }
 }
 
+/// Applies a group for a GPU (a first mapping, the same for every group): each of its Funcs
+/// at root as tiles of `gpu.tile` threads over its two innermost dimensions (one dimension:
+/// rows of as many threads), one kernel per stage; each update likewise over its pure
+/// dimensions where its points are independent of each other, else it stays on the CPU.
+/// The members are not fused into the output's tiles yet: every intermediate goes through
+/// device memory, which stays on the device.
+pub(crate) fn apply_gpu(g: &Graph, p: &Planned, gpu: &crate::target::GpuParams, src: &mut Source) {
+    let mut funcs = vec![p.out];
+    funcs.extend(p.members.iter().map(|(f, _, _)| *f));
+    for f in funcs {
+        let node = &g.nodes[f];
+        let mut chain = Chain::new(node, src);
+        if !node.is_output {
+            chain.func.compute_root();
+            chain.push("compute_root()".into());
+        }
+        let name = ident(&node.name);
+        gpu_tile_stage(&mut chain, node, 0, gpu);
+        chain.done();
+        for k in 1..node.stages.len() {
+            let stage = &node.stages[k];
+            let legal = |d: usize| stage.pure.iter().any(|(p, _)| *p == d) && update_var_is_independent(node, k, d);
+            if node.dims() == 0 || !legal(0) || (node.dims() >= 2 && !legal(1)) {
+                continue;
+            }
+            let mut chain = Chain::new(node, src);
+            chain.text = format!("{name}.update_stage({})", k - 1);
+            gpu_tile_stage(&mut chain, node, k, gpu);
+            chain.done();
+        }
+    }
+}
+
+/// `gpu_tile` of stage `k` of `node` over its first two dimensions (`gpu_tile_1d` over one).
+fn gpu_tile_stage(chain: &mut Chain<'_>, node: &Node, k: usize, gpu: &crate::target::GpuParams) {
+    if node.dims() == 0 {
+        return;
+    }
+    let mut taken: Vec<Name> = node.args.clone();
+    let st = if k == 0 { chain.func.pure_stage() } else { chain.func.update_stage(k - 1) };
+    let (x, xs) = chain.var(&node.args[0]);
+    let xo_n = fresh_name(&format!("{}o", node.args[0]), &mut taken);
+    let xi_n = fresh_name(&format!("{}i", node.args[0]), &mut taken);
+    let (xo, xos) = chain.var(&xo_n);
+    let (xi, xis) = chain.var(&xi_n);
+    if node.dims() == 1 {
+        let w = (gpu.tile[0] * gpu.tile[1]).min(gpu.threads_per_block) as i32;
+        st.gpu_tile_1d(x, xo, xi, w);
+        chain.push(format!("gpu_tile_1d({xs}, {xos}, {xis}, {w})"));
+        return;
+    }
+    let (y, ys) = chain.var(&node.args[1]);
+    let yo_n = fresh_name(&format!("{}o", node.args[1]), &mut taken);
+    let yi_n = fresh_name(&format!("{}i", node.args[1]), &mut taken);
+    let (yo, yos) = chain.var(&yo_n);
+    let (yi, yis) = chain.var(&yi_n);
+    let (w, h) = (gpu.tile[0] as i32, gpu.tile[1] as i32);
+    st.gpu_tile(x, y, xo, yo, xi, yi, w, h);
+    chain.push(format!("gpu_tile({xs}, {ys}, {xos}, {yos}, {xis}, {yis}, {w}, {h})"));
+}
+
 /// Self-references of `f` in a stage's values.
 fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
     struct Calls<'a>(&'a str, Vec<Vec<Expr>>);

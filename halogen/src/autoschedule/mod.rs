@@ -168,7 +168,9 @@ impl Pipeline {
         let (planned, regions, inlined) = plan_pipeline(&g, &est, &root, params);
         let outs = apply::regions_of(&planned, &regions, &root.funcs);
         for (p, region) in planned.iter().zip(&outs) {
-            if p.tiling.is_some() {
+            if let Some(gpu) = &params.gpu {
+                apply::apply_gpu(&g, p, gpu, &mut src);
+            } else if p.tiling.is_some() {
                 apply::apply_tiled(&g, p, &mut src);
             } else {
                 apply::apply_untiled(&g, p, region.as_ref(), &est.scope, params, &mut src);
@@ -189,6 +191,12 @@ impl Pipeline {
             params.l2 >> 10,
             params.llc >> 10
         );
+        if let Some(gpu) = &params.gpu {
+            header.push_str(&format!(
+                "\nFor a GPU: every Func not inlined at root as tiles of {}x{} threads (blocks of at most {}).",
+                gpu.tile[0], gpu.tile[1], gpu.threads_per_block
+            ));
+        }
         if !inlined_names.is_empty() {
             header.push_str(&format!("\nInlined: {}.", inlined_names.join(", ")));
         }

@@ -30,6 +30,29 @@ pub struct MachineParams {
     pub l2: usize,
     /// Last-level cache, bytes: the working set of a whole group of fused stages.
     pub llc: usize,
+    /// For a GPU target, the GPU's parameters: `auto_schedule` then maps each group onto
+    /// blocks and threads.
+    pub gpu: Option<GpuParams>,
+}
+
+/// What the auto-scheduler plans for on a GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GpuParams {
+    /// The most threads a block may have.
+    pub threads_per_block: usize,
+    /// Bytes of shared (OpenCL local) memory a block may use.
+    pub shared_memory: usize,
+    /// The tile of threads a block computes: along x (a multiple of the warp, so a row of
+    /// threads reads memory in whole segments), along y.
+    pub tile: [usize; 2],
+}
+
+impl Default for GpuParams {
+    /// What every current GPU allows: 256 threads (32 × 8) per block and 48 KiB of shared
+    /// memory.
+    fn default() -> Self {
+        GpuParams { threads_per_block: 256, shared_memory: 48 << 10, tile: [32, 8] }
+    }
 }
 
 impl MachineParams {
@@ -48,6 +71,7 @@ impl MachineParams {
             l1: l1.max(1),
             l2: l2.max(1),
             llc: llc.max(1),
+            gpu: None,
         }
     }
 
@@ -66,7 +90,33 @@ impl MachineParams {
         let l1 = caches.l1.unwrap_or(32 << 10);
         let l2 = caches.l2.unwrap_or(1 << 20).max(l1);
         let llc = caches.llc.unwrap_or(8 << 20).max(l2);
-        MachineParams { cores, vector_bytes: host_vector_bytes(), cache_line: caches.line.unwrap_or(64), l1, l2, llc }
+        MachineParams {
+            cores,
+            vector_bytes: host_vector_bytes(),
+            cache_line: caches.line.unwrap_or(64),
+            l1,
+            l2,
+            llc,
+            gpu: None,
+        }
+    }
+
+    /// The auto-scheduler's parameters for `target`: this machine's ([`MachineParams::host`]),
+    /// and for a target with a GPU feature also a GPU's ([`GpuParams`]), so that
+    /// `auto_schedule` writes a GPU schedule.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// assert!(MachineParams::for_target(&Target::host()).gpu.is_none());
+    /// let gpu = MachineParams::for_target(&"host-opencl".parse().unwrap()).gpu.unwrap();
+    /// assert!(gpu.tile[0] * gpu.tile[1] <= gpu.threads_per_block);
+    /// ```
+    pub fn for_target(target: &crate::target::Target) -> MachineParams {
+        let mut m = MachineParams::host();
+        if target.has_gpu_feature() {
+            m.gpu = Some(GpuParams::default());
+        }
+        m
     }
 
     /// Lanes of a native vector of `ty` (at least 1): `vector_bytes / bytes(ty)`.

@@ -20,7 +20,7 @@
 
 pub mod machine;
 
-pub use machine::MachineParams;
+pub use machine::{GpuParams, MachineParams};
 
 use crate::error::{Error, Result};
 use std::collections::BTreeSet;
