@@ -54,6 +54,12 @@ fn gpu_loops_on_a_gpu_target_become_kernels() {
         let source = c.kernel_source().unwrap().unwrap();
         assert!(source.contains(kernel), "{target}: {source}");
     }
+    // Float multiplies and adds are contracted into fused multiply-adds only with fast_math.
+    let source = |t: &str| Pipeline::new(&[&f]).compile(&t.parse().unwrap()).unwrap().kernel_source().unwrap().unwrap();
+    assert!(source("host-opencl").contains("#pragma OPENCL FP_CONTRACT OFF"));
+    assert!(!source("host-opencl-fast_math").contains("FP_CONTRACT OFF"));
+    assert!(source("host-cuda").contains("// nvrtc-option: --fmad=false"));
+    assert!(!source("host-cuda-fast_math").contains("--fmad=false"));
 }
 
 #[test]

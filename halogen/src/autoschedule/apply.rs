@@ -257,12 +257,28 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
     }
 }
 
-/// Applies a group for a GPU (a first mapping, the same for every group): each of its Funcs
-/// at root as tiles of `gpu.tile` threads over its two innermost dimensions (one dimension:
-/// rows of as many threads), one kernel per stage; each update likewise over its pure
-/// dimensions where its points are independent of each other, else it stays on the CPU.
-/// The members are not fused into the output's tiles yet: every intermediate goes through
-/// device memory, which stays on the device.
+/// Whether every stage of the group maps onto GPU threads: each update's points along the
+/// dimensions the tiles cover are independent of each other (a histogram's scatter or a
+/// scan's recurrence is not; such a group keeps its CPU schedule).
+pub(crate) fn group_maps_to_gpu(g: &Graph, p: &Planned) -> bool {
+    std::iter::once(p.out).chain(p.members.iter().map(|(f, _, _)| *f)).all(|f| {
+        let node = &g.nodes[f];
+        (1..node.stages.len()).all(|k| gpu_update_is_legal(node, k))
+    })
+}
+
+/// Update `k` of `node` can run over GPU tiles of its first two (or one) dimensions.
+fn gpu_update_is_legal(node: &Node, k: usize) -> bool {
+    let stage = &node.stages[k];
+    let legal = |d: usize| stage.pure.iter().any(|(p, _)| *p == d) && update_var_is_independent(node, k, d);
+    node.dims() > 0 && legal(0) && (node.dims() < 2 || legal(1))
+}
+
+/// Applies a group for a GPU (a first mapping, the same for every group that
+/// [`group_maps_to_gpu`]): each of its Funcs at root as tiles of `gpu.tile` threads over its
+/// two innermost dimensions (one dimension: rows of as many threads), one kernel per stage,
+/// its updates likewise. The members are not fused into the output's tiles yet: every
+/// intermediate goes through device memory, which stays on the device.
 pub(crate) fn apply_gpu(g: &Graph, p: &Planned, gpu: &crate::target::GpuParams, src: &mut Source) {
     let mut funcs = vec![p.out];
     funcs.extend(p.members.iter().map(|(f, _, _)| *f));
@@ -277,9 +293,7 @@ pub(crate) fn apply_gpu(g: &Graph, p: &Planned, gpu: &crate::target::GpuParams, 
         gpu_tile_stage(&mut chain, node, 0, gpu);
         chain.done();
         for k in 1..node.stages.len() {
-            let stage = &node.stages[k];
-            let legal = |d: usize| stage.pure.iter().any(|(p, _)| *p == d) && update_var_is_independent(node, k, d);
-            if node.dims() == 0 || !legal(0) || (node.dims() >= 2 && !legal(1)) {
+            if !gpu_update_is_legal(node, k) {
                 continue;
             }
             let mut chain = Chain::new(node, src);

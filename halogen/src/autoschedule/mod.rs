@@ -168,7 +168,8 @@ impl Pipeline {
         let (planned, regions, inlined) = plan_pipeline(&g, &est, &root, params);
         let outs = apply::regions_of(&planned, &regions, &root.funcs);
         for (p, region) in planned.iter().zip(&outs) {
-            if let Some(gpu) = &params.gpu {
+            // A group whose updates cannot run on GPU threads keeps its CPU schedule.
+            if let Some(gpu) = params.gpu.as_ref().filter(|_| apply::group_maps_to_gpu(&g, p)) {
                 apply::apply_gpu(&g, p, gpu, &mut src);
             } else if p.tiling.is_some() {
                 apply::apply_tiled(&g, p, &mut src);
@@ -193,7 +194,8 @@ impl Pipeline {
         );
         if let Some(gpu) = &params.gpu {
             header.push_str(&format!(
-                "\nFor a GPU: every Func not inlined at root as tiles of {}x{} threads (blocks of at most {}).",
+                "\nFor a GPU: every Func not inlined at root as tiles of {}x{} threads (blocks of at most {}), \
+                 except groups with updates GPU threads cannot run, which keep their CPU schedule.",
                 gpu.tile[0], gpu.tile[1], gpu.threads_per_block
             ));
         }

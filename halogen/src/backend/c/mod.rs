@@ -193,7 +193,7 @@ fn print(
     comment.push_str(" */\n");
     let mut printer = Printer::new(target.machine());
     if let Some((flavor, api)) = crate::backend::gpu::flavor_of(target) {
-        printer = printer.with_gpu(flavor, api);
+        printer = printer.with_gpu(flavor, api, target.has_feature(crate::target::Feature::FastMath));
     }
     let file = printer.file(s, entry, &entry_buffers, &scalars, &comment)?;
     Ok(CModule {

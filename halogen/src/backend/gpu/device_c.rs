@@ -33,11 +33,25 @@ pub enum Flavor {
 impl Flavor {
     /// The definitions every kernel file starts with: fixed-width integer types and their
     /// limits, how helpers are declared, a float's bits, and the scalar helpers.
-    pub fn prelude(self) -> String {
+    /// Without `fast_math`, float multiplies and adds are not contracted into fused
+    /// multiply-adds (both languages contract by default), so kernels compute what the
+    /// interpreter computes: OpenCL C by its `FP_CONTRACT` pragma, CUDA C by NVRTC's
+    /// `--fmad=false`, which the CUDA runtime reads from the source's `nvrtc-option` lines.
+    pub fn prelude(self, fast_math: bool) -> String {
         let mut s = String::new();
         match self {
-            Flavor::OpenCL => s.push_str(OPENCL_PRELUDE),
-            Flavor::Cuda => s.push_str(CUDA_PRELUDE),
+            Flavor::OpenCL => {
+                s.push_str(OPENCL_PRELUDE);
+                if !fast_math {
+                    s.push_str("#pragma OPENCL FP_CONTRACT OFF\n");
+                }
+            }
+            Flavor::Cuda => {
+                if !fast_math {
+                    s.push_str("// nvrtc-option: --fmad=false\n");
+                }
+                s.push_str(CUDA_PRELUDE);
+            }
         }
         s.push_str(LIMITS);
         s.push_str(SCALAR_HELPERS);

@@ -205,7 +205,9 @@ pub(super) fn compile(source: &str, capability: u32) -> Result<Vec<u8>> {
     }
     let src = CString::new(source).map_err(|_| Error::internal("CUDA back end", "kernel source holds a NUL"))?;
     let prog = rtc::create_program(&src, None).map_err(|e| Error::Runtime(format!("NVRTC: {e:?}")))?;
-    let options = [format!("--gpu-architecture=sm_{capability}")];
+    // Options the source asks for in `// nvrtc-option: ...` lines (`--fmad=false`).
+    let mut options = vec![format!("--gpu-architecture=sm_{capability}")];
+    options.extend(source.lines().filter_map(|l| l.strip_prefix("// nvrtc-option: ")).map(|o| o.trim().to_string()));
     // SAFETY: `prog` was just created and is destroyed below.
     let compiled = unsafe { rtc::compile_program(prog, &options) };
     let result = match compiled {

@@ -20,6 +20,8 @@ use crate::runtime::gpu::Api;
 #[derive(Debug)]
 pub(crate) struct Kernels {
     api: Api,
+    /// Whether float operations may be contracted (the target's `fast_math`).
+    fast_math: bool,
     printer: KernelPrinter,
     flavor: Flavor,
     texts: Vec<String>,
@@ -27,8 +29,15 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    pub(crate) fn new(flavor: Flavor, api: Api) -> Kernels {
-        Kernels { api, printer: KernelPrinter::new(flavor), flavor, texts: Vec::new(), host: HostAccess::default() }
+    pub(crate) fn new(flavor: Flavor, api: Api, fast_math: bool) -> Kernels {
+        Kernels {
+            api,
+            fast_math,
+            printer: KernelPrinter::new(flavor),
+            flavor,
+            texts: Vec::new(),
+            host: HostAccess::default(),
+        }
     }
 
     /// Reads which buffers host code of the pipeline `s` uses.
@@ -51,7 +60,7 @@ impl Kernels {
     /// The C text the entry point's file needs for the kernels (`h_kernels`, before the
     /// entry point), and the kernels' own source.
     pub(crate) fn finish(self) -> (String, String) {
-        let mut source = self.flavor.prelude();
+        let mut source = self.flavor.prelude(self.fast_math);
         for t in &self.texts {
             source.push('\n');
             source.push_str(t);

@@ -211,9 +211,15 @@ impl Printer {
         }
     }
 
-    /// This printer, outlining GPU loops as kernels in `flavor` for the device API `api`.
-    pub fn with_gpu(mut self, flavor: crate::backend::gpu::device_c::Flavor, api: crate::runtime::gpu::Api) -> Printer {
-        self.gpu = Some(gpu::Kernels::new(flavor, api));
+    /// This printer, outlining GPU loops as kernels in `flavor` for the device API `api`
+    /// (float operations contracted where `fast_math`).
+    pub fn with_gpu(
+        mut self,
+        flavor: crate::backend::gpu::device_c::Flavor,
+        api: crate::runtime::gpu::Api,
+        fast_math: bool,
+    ) -> Printer {
+        self.gpu = Some(gpu::Kernels::new(flavor, api, fast_math));
         self
     }
 
