@@ -5,11 +5,6 @@
 use halogen::prelude::*;
 use halogen_apps::{app_names, create, Config};
 
-/// Float apps whose GPU results differ from the reference by more than its tolerance: the
-/// device's `exp`/`pow` differ from the host's in the last bits, and exposure fusion's
-/// weights amplify that past its tolerance in a few pixels.
-const DEVICE_MATH_DIFFERS: &[&str] = &["exposure_fusion"];
-
 #[test]
 fn every_app_auto_scheduled_for_opencl_matches_its_reference() {
     let target: Target = "host-opencl".parse().unwrap();
@@ -21,7 +16,7 @@ fn every_app_auto_scheduled_for_opencl_matches_its_reference() {
         return;
     }
     let machine = MachineParams::for_target(&target);
-    for name in app_names().into_iter().filter(|n| !DEVICE_MATH_DIFFERS.contains(n)) {
+    for name in app_names() {
         let app = create(name, &Config::default()).unwrap();
         let inputs = app.make_inputs(96, 64, 7);
         app.pipeline().auto_schedule(&machine).unwrap_or_else(|e| panic!("{name}: {e}"));
