@@ -7,27 +7,13 @@
 
 mod common;
 
-use common::gpu::{blur_input, blur_reference, blur_schedules, Updates, H, W};
+use common::gpu::{blur_input, blur_reference, blur_schedules, opencl_target, Updates, H, W};
 use common::{assert_same_pixels, blur};
 use halogen::prelude::*;
-use std::io::Write;
-
-fn opencl() -> Option<Target> {
-    match halogen::runtime::gpu::device(halogen::runtime::gpu::Api::OpenCL) {
-        Ok(_) => Some("host-opencl".parse().unwrap()),
-        Err(e) => {
-            if std::env::var("HALOGEN_REQUIRE_OPENCL").is_ok_and(|v| v == "1") {
-                panic!("HALOGEN_REQUIRE_OPENCL=1 but {e}");
-            }
-            let _ = writeln!(std::io::stderr(), "skipping the OpenCL tests: {e}");
-            None
-        }
-    }
-}
 
 #[test]
 fn every_blur_schedule_gives_the_interpreters_pixels() {
-    let Some(target) = opencl() else { return };
+    let Some(target) = opencl_target() else { return };
     let input = blur_input();
     let reference = blur_reference();
     for (name, schedule) in blur_schedules() {
@@ -49,7 +35,7 @@ fn every_blur_schedule_gives_the_interpreters_pixels() {
 
 #[test]
 fn updates_run_on_the_gpu_over_their_pure_dimensions() {
-    let Some(target) = opencl() else { return };
+    let Some(target) = opencl_target() else { return };
     let u = Updates::new();
     let img = Updates::image();
     for flipped in [0u8, 1] {
@@ -68,7 +54,7 @@ fn updates_run_on_the_gpu_over_their_pure_dimensions() {
 
 #[test]
 fn schedules_a_gpu_cannot_run_are_errors_naming_the_func() {
-    let Some(target) = opencl() else { return };
+    let Some(target) = opencl_target() else { return };
     let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
 
     let b = blur();

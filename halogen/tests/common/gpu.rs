@@ -5,6 +5,23 @@
 
 use super::{blur, Blur};
 use halogen::prelude::*;
+use std::io::Write;
+
+/// `host-opencl` where an OpenCL device is. Without one a test skips (saying so on
+/// stderr), unless `HALOGEN_REQUIRE_OPENCL=1`, which CI sets after installing PoCL: then a
+/// missing device fails it.
+pub fn opencl_target() -> Option<Target> {
+    match halogen::runtime::gpu::device(halogen::runtime::gpu::Api::OpenCL) {
+        Ok(_) => Some("host-opencl".parse().unwrap()),
+        Err(e) => {
+            if std::env::var("HALOGEN_REQUIRE_OPENCL").is_ok_and(|v| v == "1") {
+                panic!("HALOGEN_REQUIRE_OPENCL=1 but {e}");
+            }
+            let _ = writeln!(std::io::stderr(), "skipping the OpenCL tests: {e}");
+            None
+        }
+    }
+}
 
 /// Blur size: not a multiple of any tile, so tiles are clamped at the edges.
 pub const W: i32 = 37;
