@@ -42,7 +42,7 @@ pub struct HistEq {
     pub r: RDom,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 
 impl Default for HistEq {
     fn default() -> Self {
@@ -104,6 +104,22 @@ impl HistEq {
         self.out.split(y, yo, yi, 64).parallel(yo).vectorize(x, 32);
     }
 
+    /// For a GPU (after Halide's GPU schedule of its histogram apps): the histogram's update
+    /// over 32×8 tiles of the image on GPU threads, each adding to its bin atomically; the
+    /// cumulative sum and its minimum (a scan and a reduction over 256 values) on the CPU;
+    /// the table and the output as GPU tiles.
+    pub fn schedule_gpu(&self) {
+        let (x, y, i) = (self.x, self.y, self.i);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        let (rxo, ryo, rxi, ryi) = (Var::new("rxo"), Var::new("ryo"), Var::new("rxi"), Var::new("ryi"));
+        self.hist.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        self.hist.update_stage(0).atomic().gpu_tile(self.r.x(), self.r.y(), rxo, ryo, rxi, ryi, 32, 8);
+        self.cdf.compute_root();
+        self.cdf_min.compute_root();
+        self.lut.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
     /// Every Func at root, serial and scalar (how the Halide fixture was made).
     pub fn schedule_root(&self) {
         common::root_all(&[&self.hist, &self.cdf, &self.cdf_min, &self.lut, &self.out]);
@@ -157,6 +173,7 @@ impl App for HistEq {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("hist_eq", name, SCHEDULES)),
         }
         Ok(())

@@ -83,3 +83,50 @@ fn schedules_a_gpu_cannot_run_are_errors_naming_the_func() {
     let e = common::try_realize::<u16>(&target, &b.blur_y, &args, &[0, 0], &[W, H]).unwrap_err().to_string();
     assert!(e.contains("blur_y") && e.contains("1024x1024x1 threads"), "{e}");
 }
+
+#[test]
+fn atomic_updates_scatter_on_gpu_threads() {
+    let Some(target) = opencl_target() else { return };
+    let input = ImageParam::new(Type::u8(), 2, "pixels");
+    let mut img = Buffer::<u8>::new(&[45, 31]);
+    for yy in 0..31 {
+        for xx in 0..45 {
+            img[[xx, yy]] = ((xx * 7 + yy * 13 + xx * yy) % 23) as u8;
+        }
+    }
+    let mut args = Args::new();
+    args.image(&input, &img);
+    let histogram = |schedule: &dyn Fn(&Func, &RDom)| {
+        let i = Var::new("i");
+        let r = RDom::new(&[(Expr::from(0), Expr::from(45)), (Expr::from(0), Expr::from(31))]);
+        let h = Func::new("histogram");
+        h.def(i, 0);
+        let bin = input.at((r.x(), r.y())).cast::<i32>();
+        h.update(bin.clone(), h.at(bin) + 3);
+        schedule(&h, &r);
+        h
+    };
+    let expected = common::realize::<i32>(&Target::interp(), &histogram(&|_, _| {}), &args, &[0], &[256]);
+    let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+    let h = histogram(&|h, r| {
+        h.update_stage(0).atomic().gpu_tile(r.x(), r.y(), xo, yo, xi, yi, 8, 4);
+    });
+    let got = common::realize::<i32>(&target, &h, &args, &[0], &[256]);
+    assert_same_pixels(&got, &expected, "atomic histogram");
+
+    // Without atomic(), threads over the reduction would race: refused.
+    let h = histogram(&|h, r| {
+        h.update_stage(0).gpu_tile(r.x(), r.y(), xo, yo, xi, yi, 8, 4);
+    });
+    let e = common::compile_error(&target, &h);
+    assert!(e.contains("runs over a reduction variable"), "{e}");
+    // An atomic update must add to the point it writes.
+    let i = Var::new("i");
+    let r = RDom::new(&[(Expr::from(0), Expr::from(45))]);
+    let twice = Func::new("twice");
+    twice.def(i, 1);
+    twice.update(input.at((r.x(), 0)).cast::<i32>(), twice.at(input.at((r.x(), 0)).cast::<i32>()) * 2);
+    twice.update_stage(0).atomic().gpu_tile_1d(r.x(), xo, xi, 16);
+    let e = common::compile_error(&target, &twice);
+    assert!(e.contains("atomic(): the update must add to the point it writes"), "{e}");
+}

@@ -955,6 +955,36 @@ impl Stage {
         })
     }
 
+    /// Makes this update's read-modify-write atomic (Halide's `atomic()`), so that its GPU
+    /// loops may run over its reduction variables and points that write the same element
+    /// at once: a histogram's `h(bin) = h(bin) + 1` on GPU threads. The update must add to
+    /// the point it writes (`f(args) = f(args) + e`, `e` not reading `f`), of a 32-bit
+    /// integer; its parallel and vector loops on the CPU are checked as without it.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let input = ImageParam::new(Type::u8(), 1, "bytes");
+    /// let (i, r) = (Var::new("i"), RDom::new(&[(Expr::from(0), Expr::from(1024))]));
+    /// let hist = Func::new("hist");
+    /// hist.def(i, 0);
+    /// let bin = input.at(r.x()).cast::<i32>();
+    /// hist.update(bin.clone(), hist.at(bin) + 1);
+    /// hist.update_stage(0).atomic().gpu_tile_1d(r.x(), Var::new("ro"), Var::new("ri"), 64);
+    /// let c = Pipeline::new(&[&hist]).compile(&"host-opencl".parse().unwrap()).unwrap();
+    /// assert!(c.kernel_source().unwrap().unwrap().contains("atomic_add(&hist["));
+    /// ```
+    #[track_caller]
+    pub fn atomic(&self) -> &Stage {
+        let pure = self.index == 0;
+        self.with_schedule("atomic", Location::caller(), |s| {
+            if pure {
+                return Err("a pure definition writes each point once; atomic() applies to updates".into());
+            }
+            s.atomic = true;
+            Ok(())
+        })
+    }
+
     /// Split loop `var` across the ranks of a distributed run.
     #[track_caller]
     pub fn distribute(&self, var: impl Into<VarOrRVar>) -> &Stage {

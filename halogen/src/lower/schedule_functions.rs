@@ -336,7 +336,15 @@ fn check_update_loops(
     }
     let stage = &f.stages[k];
     let calls = self_calls(&f.name, stage);
+    let atomic = stage.schedule.atomic;
+    if atomic {
+        check_atomic_form(f, k, &calls)?;
+    }
     for dim in &stage.schedule.dims {
+        // An atomic update's GPU loops may write the same point at once.
+        if atomic && matches!(dim.kind, ForKind::GpuBlock | ForKind::GpuThread) {
+            continue;
+        }
         // Every kind whose iterations may run at once (or out of order).
         let word = match dim.kind {
             ForKind::Parallel => "parallel",
@@ -368,6 +376,34 @@ fn check_update_loops(
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// An atomic update adds to the point it writes: `f(args) = f(args) + e` with `e` not
+/// reading `f`, of a 32-bit integer (what every GPU's atomic add takes).
+fn check_atomic_form(f: &FuncInfo, k: usize, calls: &[Vec<Expr>]) -> Result<()> {
+    let stage = &f.stages[k];
+    let fail = |why: &str| Err(Error::Schedule(format!("{}: atomic(): {why}", describe_stage(f, k))));
+    let ty = f.types.first().copied().unwrap_or(Type::i32());
+    if stage.values.len() != 1 || !(ty == Type::i32() || ty == Type::u32()) {
+        return fail(&format!(
+            "an atomic update adds to one 32-bit integer (int32 or uint32); this one computes {} values of {ty}",
+            stage.values.len()
+        ));
+    }
+    let reads_self_at_lhs = |e: &Expr| matches!(e.kind(), ExprKind::Call { name, args, kind: CallKind::Func { .. } } if name == &f.name && args == &stage.args);
+    let ok = match stage.values[0].kind() {
+        ExprKind::Binary(crate::ir::BinOp::Add, a, b) => {
+            calls.len() == 1 && (reads_self_at_lhs(a) || reads_self_at_lhs(b))
+        }
+        _ => false,
+    };
+    if !ok {
+        return fail(&format!(
+            "the update must add to the point it writes, {0}(args) = {0}(args) + e, with e not reading {0}",
+            f.name
+        ));
     }
     Ok(())
 }

@@ -79,6 +79,9 @@ pub struct StageSchedule {
     pub dims: Vec<Dim>,
     /// Set once the user gives any directive for this stage.
     pub touched: bool,
+    /// The update's read-modify-writes are atomic (`Stage::atomic`): its GPU loops may run
+    /// iterations that write the same point at once.
+    pub atomic: bool,
 }
 
 /// Where a Func is computed and stored, and how its storage is laid out.

@@ -128,7 +128,14 @@ pub fn generate(lowered: &Lowered, entry: &str, target: &Target) -> Result<CModu
         .filter(|(n, _)| !shape_set.iter().any(|s| s.as_str() == &***n))
         .map(|(n, t)| ParamArg { name: n.clone(), ty: *t })
         .collect();
-    print(&lowered.stmt, entry, buffers, &shapes, params, target)
+    // The buffers of Funcs with atomic updates: kernels add to them atomically.
+    let atomic: Vec<Name> = env
+        .funcs
+        .values()
+        .filter(|f| f.stages.iter().any(|s| s.schedule.atomic))
+        .flat_map(|f| f.buffer_names())
+        .collect();
+    print(&lowered.stmt, entry, buffers, &shapes, params, target, &atomic)
 }
 
 /// Prints any lowered statement as C with the entry point `entry`, taking `buffers` and
@@ -150,7 +157,7 @@ pub fn generate(lowered: &Lowered, entry: &str, target: &Target) -> Result<CModu
 pub fn generate_stmt(s: &Stmt, entry: &str, buffers: Vec<BufferArg>, params: Vec<ParamArg>) -> Result<CModule> {
     let shapes: Vec<(Name, usize, usize)> =
         buffers.iter().enumerate().map(|(i, b)| (b.name.clone(), i, b.dims)).collect();
-    print(s, entry, buffers, &shapes, params, &Target::host())
+    print(s, entry, buffers, &shapes, params, &Target::host(), &[])
 }
 
 fn print(
@@ -160,6 +167,7 @@ fn print(
     shapes: &[(Name, usize, usize)],
     params: Vec<ParamArg>,
     target: &Target,
+    atomic: &[Name],
 ) -> Result<CModule> {
     let mut scalars: Vec<(Name, Type, Binding)> = Vec::new();
     for (name, index, dims) in shapes {
@@ -193,7 +201,7 @@ fn print(
     comment.push_str(" */\n");
     let mut printer = Printer::new(target.machine());
     if let Some((flavor, api)) = crate::backend::gpu::flavor_of(target) {
-        printer = printer.with_gpu(flavor, api, target.has_feature(crate::target::Feature::FastMath));
+        printer = printer.with_gpu(flavor, api, target.has_feature(crate::target::Feature::FastMath), atomic);
     }
     let file = printer.file(s, entry, &entry_buffers, &scalars, &comment)?;
     Ok(CModule {

@@ -19,7 +19,7 @@ use crate::backend::c_like::syntax::strip_parens;
 use crate::backend::c_like::types::{scalar_c, storage_c};
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{without_counters, BinOp, Expr, ForKind, Intrinsic, MsgPart, Name, Stmt, Type};
+use crate::ir::{without_counters, BinOp, Expr, ExprKind, ForKind, Intrinsic, MsgPart, Name, Stmt, Type};
 
 /// Which kernel language a kernel is printed in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +177,8 @@ pub struct KernelPrinter {
     thread_depth: usize,
     /// A construct the dialect cannot print, met where the walk expects text.
     unsupported: Option<String>,
+    /// Buffers whose updates add atomically (`Stage::atomic`).
+    atomic: Vec<Name>,
 }
 
 /// A kernel parameter: a scalar of the host's type, or a buffer of an element type.
@@ -189,8 +191,9 @@ pub enum Param {
 }
 
 impl KernelPrinter {
-    /// A printer of kernels in `flavor`.
-    pub fn new(flavor: Flavor) -> KernelPrinter {
+    /// A printer of kernels in `flavor`; stores that add to the buffers `atomic` at the
+    /// point they read are atomic adds.
+    pub fn new(flavor: Flavor, atomic: &[Name]) -> KernelPrinter {
         KernelPrinter {
             flavor,
             w: Writer::new(1),
@@ -200,6 +203,7 @@ impl KernelPrinter {
             checks: Vec::new(),
             thread_depth: 0,
             unsupported: None,
+            atomic: atomic.to_vec(),
         }
     }
 
@@ -268,6 +272,53 @@ impl KernelPrinter {
             return core::index_c(self, index);
         }
         core::expr(self, index)
+    }
+
+    /// The store `c[index] = c[index] + e` of an atomic update, as an atomic add of `e`
+    /// (lowering checked the update's form; the pure definition's stores are plain).
+    fn atomic_add(
+        &mut self,
+        buffer: &Name,
+        c: &str,
+        value: &Expr,
+        index: &Expr,
+        predicate: Option<&Expr>,
+    ) -> Result<()> {
+        let reads_here = |e: &Expr| matches!(e.kind(), ExprKind::Load { buffer: b, index: i, predicate: None } if b == buffer && i == index);
+        let added = match value.kind() {
+            ExprKind::Binary(BinOp::Add, a, b) if reads_here(a) => Some(b),
+            ExprKind::Binary(BinOp::Add, a, b) if reads_here(b) => Some(a),
+            _ => None,
+        };
+        let Some(added) = added else {
+            // The pure definition (and any store that does not add to what it reads).
+            let i = self.index(index)?;
+            let v = core::expr(self, value)?;
+            let line = format!("{c}[{}] = {};", strip_parens(&i), strip_parens(&v));
+            return self.guarded(predicate, line);
+        };
+        let i = self.index(index)?;
+        let v = core::expr(self, added)?;
+        let f = match self.flavor {
+            Flavor::OpenCL => "atomic_add",
+            Flavor::Cuda => "atomicAdd",
+        };
+        let line = format!("(void){f}(&{c}[{}], {});", strip_parens(&i), strip_parens(&v));
+        self.guarded(predicate, line)
+    }
+
+    /// Prints `line`, under `if (predicate)` where there is one.
+    fn guarded(&mut self, predicate: Option<&Expr>, line: String) -> Result<()> {
+        match predicate {
+            Some(p) => {
+                let p = core::expr(self, p)?;
+                self.w.open(format!("if ({}) {{", strip_parens(&p)));
+                self.w.line(line);
+                self.w.close("}");
+            }
+            None => self.w.line(line),
+        }
+        Ok(())
     }
 
     fn lookup_buf(&self, name: &Name) -> Result<(String, Type)> {
@@ -364,20 +415,14 @@ impl Dialect for KernelPrinter {
             return Ok(());
         }
         let (c, elem) = self.lookup_buf(buffer)?;
+        if self.atomic.contains(buffer) {
+            return self.atomic_add(buffer, &c, value, index, predicate);
+        }
         let i = self.index(index)?;
         let v = core::expr(self, value)?;
         let v = if elem.is_bool() { format!("(uint8_t){v}") } else { strip_parens(&v).to_string() };
         let line = format!("{c}[{}] = {v};", strip_parens(&i));
-        match predicate {
-            Some(p) => {
-                let p = core::expr(self, p)?;
-                self.w.open(format!("if ({}) {{", strip_parens(&p)));
-                self.w.line(line);
-                self.w.close("}");
-            }
-            None => self.w.line(line),
-        }
-        Ok(())
+        self.guarded(predicate, line)
     }
 
     fn allocate(&mut self, name: &Name, ty: Type, extents: &[Expr], body: &Stmt) -> Result<()> {

@@ -29,11 +29,11 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    pub(crate) fn new(flavor: Flavor, api: Api, fast_math: bool) -> Kernels {
+    pub(crate) fn new(flavor: Flavor, api: Api, fast_math: bool, atomic: &[Name]) -> Kernels {
         Kernels {
             api,
             fast_math,
-            printer: KernelPrinter::new(flavor),
+            printer: KernelPrinter::new(flavor, atomic),
             flavor,
             texts: Vec::new(),
             host: HostAccess::default(),

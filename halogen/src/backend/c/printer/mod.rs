@@ -212,14 +212,16 @@ impl Printer {
     }
 
     /// This printer, outlining GPU loops as kernels in `flavor` for the device API `api`
-    /// (float operations contracted where `fast_math`).
+    /// (float operations contracted where `fast_math`; the updates of the buffers `atomic`
+    /// add atomically).
     pub fn with_gpu(
         mut self,
         flavor: crate::backend::gpu::device_c::Flavor,
         api: crate::runtime::gpu::Api,
         fast_math: bool,
+        atomic: &[Name],
     ) -> Printer {
-        self.gpu = Some(gpu::Kernels::new(flavor, api, fast_math));
+        self.gpu = Some(gpu::Kernels::new(flavor, api, fast_math, atomic));
         self
     }
 
