@@ -37,6 +37,13 @@ impl Flavor {
     /// multiply-adds (both languages contract by default), so kernels compute what the
     /// interpreter computes: OpenCL C by its `FP_CONTRACT` pragma, CUDA C by NVRTC's
     /// `--fmad=false`, which the CUDA runtime reads from the source's `nvrtc-option` lines.
+    ///
+    /// ```
+    /// use halogen::backend::gpu::device_c::Flavor;
+    /// assert!(Flavor::OpenCL.prelude(false).contains("#pragma OPENCL FP_CONTRACT OFF"));
+    /// assert!(Flavor::Cuda.prelude(false).contains("// nvrtc-option: --fmad=false"));
+    /// assert!(Flavor::Cuda.prelude(true).contains("H_ARITH(i32, int32_t, uint32_t)"));
+    /// ```
     pub fn prelude(self, fast_math: bool) -> String {
         let mut s = String::new();
         match self {

@@ -50,6 +50,20 @@ fn func_of(loop_name: &Name) -> (String, String) {
 }
 
 /// Reads the shape of the kernel whose outermost block loop is `kernel`.
+///
+/// ```
+/// use halogen::backend::gpu::kernel::launch_shape;
+/// use halogen::ir::{ForKind, Stmt};
+/// use halogen::{Expr, Type};
+/// let (n, t) = (Expr::var(Type::i32(), "n"), Expr::var(Type::i32(), "f.s0.x.xi"));
+/// let store = Stmt::Store { buffer: "f".into(), value: t.clone(), index: t, predicate: None };
+/// let threads = Stmt::for_loop("f.s0.x.xi", Expr::i32(0), Expr::i32(64), ForKind::GpuThread, store);
+/// let kernel = Stmt::for_loop("f.s0.x.xo", Expr::i32(0), n, ForKind::GpuBlock, threads);
+/// let shape = launch_shape(&kernel).unwrap();
+/// assert_eq!((shape.blocks.len(), shape.threads[0].len()), (1, 1));
+/// assert_eq!(shape.dims["f.s0.x.xi"], 0);
+/// assert_eq!(shape.buffers, vec![("f".into(), true)]);
+/// ```
 pub fn launch_shape(kernel: &Stmt) -> Result<LaunchShape> {
     let used = captures(kernel, &[]);
     let outside: HashSet<&Name> = used.vars.iter().collect();

@@ -64,6 +64,23 @@ pub struct HostAccess {
 
 impl HostAccess {
     /// What host code and kernels of `s` access.
+    ///
+    /// ```
+    /// use halogen::backend::gpu::HostAccess;
+    /// use halogen::ir::{ForKind, Stmt};
+    /// use halogen::{Expr, Type};
+    /// let x = Expr::var(Type::i32(), "x");
+    /// let copy = |to: &str, from: &str| Stmt::Store {
+    ///     buffer: to.into(),
+    ///     value: Expr::load(Type::i32(), from, x.clone(), None),
+    ///     index: x.clone(),
+    ///     predicate: None,
+    /// };
+    /// let kernel = Stmt::for_loop("g.s0.x", Expr::i32(0), Expr::i32(8), ForKind::GpuBlock, copy("g", "in"));
+    /// let host = Stmt::for_loop("h.s0.x", Expr::i32(0), Expr::i32(8), ForKind::Serial, copy("h", "g"));
+    /// let a = HostAccess::of(&Stmt::block(vec![kernel, host]));
+    /// assert!(a.kernels.contains("g") && a.host_touches(&"g".into()) && !a.host_touches(&"in".into()));
+    /// ```
     pub fn of(s: &Stmt) -> HostAccess {
         struct Walk {
             access: HostAccess,
