@@ -432,7 +432,9 @@ impl Dialect for KernelPrinter {
         self.guarded(predicate, line)
     }
 
-    fn allocate(&mut self, name: &Name, ty: Type, extents: &[Expr], body: &Stmt) -> Result<()> {
+    /// Storage in a kernel has the constant size [`super::kernel::launch_shape`] bounded its
+    /// extents by (the extents themselves may change from block to block).
+    fn allocate(&mut self, name: &Name, ty: Type, _extents: &[Expr], body: &Stmt) -> Result<()> {
         let pushed = if self.shape.shared.iter().any(|(n, _, _)| n == name) {
             // Declared at the top of the kernel (block-shared storage must be).
             false
@@ -440,7 +442,6 @@ impl Dialect for KernelPrinter {
             let Some(&(_, size)) = self.shape.private.iter().find(|(n, _)| n == name) else {
                 return Err(Error::internal("GPU back end", format!("storage '{name}' has no size in the kernel")));
             };
-            let _ = extents;
             let c = self.w.namer.fresh(name);
             self.w.line(format!("{} {c}[{}];", storage_c(ty.element()), size.max(1)));
             self.bufs.push((name.clone(), c, ty.element()));
