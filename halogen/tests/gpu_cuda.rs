@@ -9,8 +9,8 @@
 
 mod common;
 
-use common::gpu::{blur_input, blur_reference, blur_schedules, Updates, H, W};
-use common::{assert_same_pixels, blur};
+use common::blur;
+use common::gpu::{blur_schedules, check_blur_schedules, check_updates, Updates};
 use halogen::prelude::*;
 use halogen::runtime::gpu::{compile_cuda, device, Api};
 use std::io::Write;
@@ -59,25 +59,6 @@ fn on_a_cuda_device_every_schedule_gives_the_interpreters_pixels() {
         return;
     }
     let target: Target = "host-cuda".parse().unwrap();
-    let input = blur_input();
-    let reference = blur_reference();
-    for (name, schedule) in blur_schedules() {
-        let b = blur();
-        schedule(&b);
-        let mut args = Args::new();
-        args.image(&b.input, &input);
-        let out = common::realize::<u16>(&target, &b.blur_y, &args, &[0, 0], &[W, H]);
-        assert_same_pixels(&out, &reference, format_args!("{name}"));
-    }
-    let u = Updates::new();
-    let img = Updates::image();
-    let mut args = Args::new();
-    args.image(&u.input, &img);
-    args.param(&u.scale, 1.5f32);
-    args.param(&u.flip, 0u8);
-    let expected = common::realize::<f32>(&Target::interp(), &u.output(false), &args, &[0, 0], &[40, 19]);
-    let got = common::realize::<f32>(&target, &u.output(true), &args, &[0, 0], &[40, 19]);
-    for (g, e) in got.as_slice().iter().zip(expected.as_slice()) {
-        assert!((g - e).abs() <= 1e-5 * e.abs().max(1.0), "got {g}, expected {e}");
-    }
+    check_blur_schedules(&target, 2);
+    check_updates(&target, &[0, 1]);
 }

@@ -7,49 +7,20 @@
 
 mod common;
 
-use common::gpu::{blur_input, blur_reference, blur_schedules, opencl_target, Updates, H, W};
+use common::gpu::{blur_input, check_blur_schedules, check_updates, opencl_target, H, W};
 use common::{assert_same_pixels, blur};
 use halogen::prelude::*;
 
 #[test]
 fn every_blur_schedule_gives_the_interpreters_pixels() {
     let Some(target) = opencl_target() else { return };
-    let input = blur_input();
-    let reference = blur_reference();
-    for (name, schedule) in blur_schedules() {
-        let b = blur();
-        schedule(&b);
-        let mut args = Args::new();
-        args.image(&b.input, &input);
-        let compiled = Pipeline::new(&[&b.blur_y]).compile(&target).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
-        // Twice: the second run reuses the compiled kernels and makes its own device copies.
-        for run in 0..2 {
-            let mut out = Buffer::<u16>::new(&[W, H]);
-            compiled
-                .realize(&args, &mut out)
-                .unwrap_or_else(|e| panic!("{name}: realize: {e}\n{}", compiled.lowered_stmt()));
-            assert_same_pixels(&out, &reference, format_args!("{name}, run {run}"));
-        }
-    }
+    check_blur_schedules(&target, 2);
 }
 
 #[test]
 fn updates_run_on_the_gpu_over_their_pure_dimensions() {
     let Some(target) = opencl_target() else { return };
-    let u = Updates::new();
-    let img = Updates::image();
-    for flipped in [0u8, 1] {
-        let mut args = Args::new();
-        args.image(&u.input, &img);
-        args.param(&u.scale, 1.5f32);
-        args.param(&u.flip, flipped);
-        let expected = common::realize::<f32>(&Target::interp(), &u.output(false), &args, &[0, 0], &[40, 19]);
-        let got = common::realize::<f32>(&target, &u.output(true), &args, &[0, 0], &[40, 19]);
-        for (g, e) in got.as_slice().iter().zip(expected.as_slice()) {
-            // The device's sqrt and exp may differ from the host's in the last bits.
-            assert!((g - e).abs() <= 1e-5 * e.abs().max(1.0), "flip {flipped}: got {g}, expected {e}");
-        }
-    }
+    check_updates(&target, &[0, 1]);
 }
 
 #[test]

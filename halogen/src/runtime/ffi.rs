@@ -368,6 +368,17 @@ impl RunContext {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
+    /// The context behind a `ctx` pointer that generated code passes back to the runtime
+    /// table's functions; `None` for null.
+    ///
+    /// # Safety
+    /// A non-null `ctx` is the pointer [`call`] or [`call_on_host`] made from a live
+    /// `RunContext` for the call in progress.
+    pub(crate) unsafe fn from_raw<'a>(ctx: *mut c_void) -> Option<&'a RunContext> {
+        // SAFETY: the caller's promise.
+        (!ctx.is_null()).then(|| unsafe { &*(ctx as *const RunContext) })
+    }
+
     /// The run's device state.
     pub(crate) fn gpu_state(&self) -> std::sync::MutexGuard<'_, super::gpu::RunState> {
         self.gpu.lock().unwrap_or_else(|p| p.into_inner())
@@ -386,12 +397,13 @@ impl RunContext {
 /// # Safety
 /// `ctx` must point to a live `RunContext` and `message` to a NUL-terminated string.
 unsafe extern "C" fn report_error(ctx: *mut c_void, message: *const c_char) {
-    if ctx.is_null() || message.is_null() {
+    // SAFETY: the caller passes the ctx pointer `call` made from a live RunContext.
+    let Some(ctx) = (unsafe { RunContext::from_raw(ctx) }) else { return };
+    if message.is_null() {
         return;
     }
-    // SAFETY: the caller passes the ctx pointer `call` made from a live RunContext, and a
-    // NUL-terminated message.
-    let (ctx, text) = unsafe { (&*(ctx as *const RunContext), CStr::from_ptr(message)) };
+    // SAFETY: a NUL-terminated message (the caller's promise).
+    let text = unsafe { CStr::from_ptr(message) };
     ctx.report(text.to_string_lossy().into_owned());
 }
 

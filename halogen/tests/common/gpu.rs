@@ -3,7 +3,7 @@
 //! test runs them (OpenCL on PoCL, CUDA where a device is) or compiles them (CUDA C through
 //! NVRTC) and compares with the interpreter.
 
-use super::{blur, Blur};
+use super::{assert_same_pixels, blur, Blur};
 use halogen::prelude::*;
 use std::io::Write;
 
@@ -139,5 +139,44 @@ impl Updates {
             }
         }
         img
+    }
+}
+
+/// Runs every schedule of [`blur_schedules`] on `target`, `runs` times each (a later run
+/// reuses the compiled kernels and makes its own device copies), against the interpreter.
+pub fn check_blur_schedules(target: &Target, runs: usize) {
+    let input = blur_input();
+    let reference = blur_reference();
+    for (name, schedule) in blur_schedules() {
+        let b = blur();
+        schedule(&b);
+        let mut args = Args::new();
+        args.image(&b.input, &input);
+        let compiled = Pipeline::new(&[&b.blur_y]).compile(target).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
+        for run in 0..runs {
+            let mut out = Buffer::<u16>::new(&[W, H]);
+            compiled
+                .realize(&args, &mut out)
+                .unwrap_or_else(|e| panic!("{name}: realize: {e}\n{}", compiled.lowered_stmt()));
+            assert_same_pixels(&out, &reference, format_args!("{name}, run {run}"));
+        }
+    }
+}
+
+/// Runs [`Updates`] on `target` with each `flip`, against the interpreter (the device's
+/// `sqrt` and `exp` may differ from the host's in the last bits: 1e-5 relative).
+pub fn check_updates(target: &Target, flips: &[u8]) {
+    let u = Updates::new();
+    let img = Updates::image();
+    for &flipped in flips {
+        let mut args = Args::new();
+        args.image(&u.input, &img);
+        args.param(&u.scale, 1.5f32);
+        args.param(&u.flip, flipped);
+        let expected = super::realize::<f32>(&Target::interp(), &u.output(false), &args, &[0, 0], &[40, 19]);
+        let got = super::realize::<f32>(target, &u.output(true), &args, &[0, 0], &[40, 19]);
+        for (g, e) in got.as_slice().iter().zip(expected.as_slice()) {
+            assert!((g - e).abs() <= 1e-5 * e.abs().max(1.0), "flip {flipped}: got {g}, expected {e}");
+        }
     }
 }

@@ -214,6 +214,11 @@ impl KernelPrinter {
         }
     }
 
+    /// The language it prints.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
     /// Prints kernel `name` computing `kernel` (its outermost block loop) with the
     /// parameters `params` (then the error word), and returns its text.
     pub fn kernel(&mut self, name: &str, kernel: &Stmt, shape: LaunchShape, params: &[Param]) -> Result<String> {

@@ -43,12 +43,6 @@ pub struct LaunchShape {
     pub buffers: Vec<(Name, bool)>,
 }
 
-/// The Func a loop name belongs to and the loop's variable (`f.s0.x.xo` gives `f`, `xo`),
-/// for messages.
-fn func_of(loop_name: &Name) -> (String, String) {
-    split_loop_name(loop_name)
-}
-
 /// Reads the shape of the kernel whose outermost block loop is `kernel`.
 ///
 /// ```
@@ -68,12 +62,13 @@ pub fn launch_shape(kernel: &Stmt) -> Result<LaunchShape> {
     let used = captures(kernel, &[]);
     let outside: HashSet<&Name> = used.vars.iter().collect();
     let mut shape = LaunchShape { vars: used.vars.clone(), ..LaunchShape::default() };
+    let stored = stored_buffers(kernel);
     for b in &used.buffers {
-        shape.buffers.push((b.clone(), stores_to(kernel, b)));
+        shape.buffers.push((b.clone(), stored.contains(b)));
     }
     let host_evaluable = |what: &str, loop_name: &Name, e: &Expr| -> Result<()> {
         if let Some(v) = free_vars(e).into_iter().find(|v| !outside.contains(v)) {
-            let (func, var) = func_of(loop_name);
+            let (func, var) = split_loop_name(loop_name);
             return Err(Error::Schedule(format!(
                 "Func '{func}': the extent of {what}({var}) depends on '{v}', which is computed inside the GPU kernel; \
                  the host must know every block and thread count before the launch (give the loop a constant \
@@ -102,7 +97,7 @@ pub fn launch_shape(kernel: &Stmt) -> Result<LaunchShape> {
         }
     }
     if shape.blocks.len() > MAX_GPU_DIMENSIONS {
-        let (func, _) = func_of(&shape.blocks[0].0);
+        let (func, _) = split_loop_name(&shape.blocks[0].0);
         return Err(Error::Schedule(format!(
             "Func '{func}': {} gpu_blocks loops in one kernel; a GPU has at most {MAX_GPU_DIMENSIONS} block dimensions",
             shape.blocks.len()
@@ -148,7 +143,7 @@ impl Walk<'_> {
         match constant_upper_bound(&self.inline_lets(extent)) {
             Some(c) => Ok(Expr::i32(c.clamp(0, i32::MAX as i64))),
             None => {
-                let (func, var) = func_of(loop_name);
+                let (func, var) = split_loop_name(loop_name);
                 Err(Error::Schedule(format!(
                     "Func '{func}': the extent of gpu_threads({var}) is {extent}, which changes from block to block \
                      and has no constant bound; the block size must be known at launch (tile the loop with a \
@@ -168,7 +163,7 @@ impl Walk<'_> {
                     self.thread_depth -= 1;
                     let dim = inner?;
                     if dim >= MAX_GPU_DIMENSIONS {
-                        let (func, _) = func_of(name);
+                        let (func, _) = split_loop_name(name);
                         return Err(Error::Schedule(format!(
                             "Func '{func}': more than {MAX_GPU_DIMENSIONS} gpu_threads loops nested in one kernel"
                         )));
@@ -178,7 +173,7 @@ impl Walk<'_> {
                     Ok(dim + 1)
                 }
                 ForKind::GpuBlock => {
-                    let (func, var) = func_of(name);
+                    let (func, var) = split_loop_name(name);
                     Err(Error::Schedule(format!(
                         "Func '{func}': gpu_blocks({var}) is not directly inside the kernel's other block loops; \
                          block loops must be the outermost loops of a kernel, one inside the other"
@@ -186,7 +181,7 @@ impl Walk<'_> {
                 }
                 ForKind::Serial | ForKind::Unrolled => self.stmt(body),
                 ForKind::Parallel | ForKind::Vectorized | ForKind::Distributed => {
-                    let (func, var) = func_of(name);
+                    let (func, var) = split_loop_name(name);
                     Err(Error::Schedule(format!(
                         "Func '{func}': loop '{var}' is a {kind:?} loop inside a GPU kernel, which the GPU back end \
                          does not run; inside gpu_blocks/gpu_threads loops use serial or unrolled loops"
@@ -237,21 +232,18 @@ impl Walk<'_> {
     }
 }
 
-/// Whether `s` stores to `buffer`.
-pub fn stores_to(s: &Stmt, buffer: &Name) -> bool {
-    struct Find<'a> {
-        buffer: &'a Name,
-        found: bool,
-    }
-    impl Visitor for Find<'_> {
+/// The buffers `s` stores to.
+fn stored_buffers(s: &Stmt) -> HashSet<Name> {
+    struct Find(HashSet<Name>);
+    impl Visitor for Find {
         fn visit_stmt(&mut self, s: &Stmt) {
             if let Stmt::Store { buffer, .. } = s {
-                self.found |= buffer == self.buffer;
+                self.0.insert(buffer.clone());
             }
             crate::ir::walk_stmt(self, s)
         }
     }
-    let mut f = Find { buffer, found: false };
+    let mut f = Find(HashSet::new());
     f.visit_stmt(s);
-    f.found
+    f.0
 }

@@ -184,10 +184,15 @@ pub struct RunState {
     error_word: Option<(Api, u64, usize)>,
 }
 
+/// Bytes of one element of `b` (a bool takes a byte).
+fn element_bytes(b: &HalogenBuffer) -> usize {
+    (b.type_bits as usize).div_ceil(8).max(1)
+}
+
 /// The bytes a buffer's elements span from its first element (every stride must be
 /// positive, as the pipeline's own storage and [`crate::Buffer`] have them).
 fn span_bytes(b: &HalogenBuffer) -> Result<usize> {
-    let elem = (b.type_bits as usize).div_ceil(8).max(1);
+    let elem = element_bytes(b);
     let dims = if b.dimensions > 0 && !b.dim.is_null() {
         // SAFETY: a descriptor's `dim` points to `dimensions` entries.
         unsafe { std::slice::from_raw_parts(b.dim, b.dimensions as usize) }
@@ -208,12 +213,6 @@ fn span_bytes(b: &HalogenBuffer) -> Result<usize> {
         last += (d.extent as usize - 1) * d.stride as usize;
     }
     Ok((last + 1) * elem)
-}
-
-fn context<'a>(ctx: *mut c_void) -> Option<&'a RunContext> {
-    // SAFETY: generated code passes back the ctx pointer `ffi::invoke` made from a live
-    // RunContext.
-    (!ctx.is_null()).then(|| unsafe { &*(ctx as *const RunContext) })
 }
 
 /// The compiled module of `kernels`, built on first use.
@@ -252,7 +251,8 @@ pub unsafe extern "C" fn halogen_gpu_launch(
     args: *const HalogenKernelArg,
     nargs: i32,
 ) -> c_int {
-    let Some(run) = context(ctx) else { return -1 };
+    // SAFETY: generated code passes back the ctx pointer the run made.
+    let Some(run) = (unsafe { RunContext::from_raw(ctx) }) else { return -1 };
     // SAFETY: the caller's promise.
     let r = unsafe { launch(run, &mut *kernels, name, blocks, threads, args, nargs) };
     match r {
@@ -328,7 +328,7 @@ unsafe fn launch(
         // SAFETY: generated code passes live descriptors.
         let b = unsafe { &mut *a.buffer };
         let bytes = span_bytes(b)?;
-        let elems = bytes / (b.type_bits as usize).div_ceil(8).max(1);
+        let elems = bytes / element_bytes(b);
         if elems > i32::MAX as usize {
             return Err(Error::Buffer(format!(
                 "kernel '{name}': a buffer of {elems} elements; kernels index buffers of at most {} elements",
@@ -387,7 +387,8 @@ unsafe fn launch(
 /// # Safety
 /// `ctx` and `buf` as generated code passes them.
 pub unsafe extern "C" fn halogen_gpu_release(ctx: *mut c_void, buf: *mut HalogenBuffer) {
-    let Some(run) = context(ctx) else { return };
+    // SAFETY: generated code passes back the ctx pointer the run made.
+    let Some(run) = (unsafe { RunContext::from_raw(ctx) }) else { return };
     if buf.is_null() {
         return;
     }

@@ -23,7 +23,6 @@ pub(crate) struct Kernels {
     /// Whether float operations may be contracted (the target's `fast_math`).
     fast_math: bool,
     printer: KernelPrinter,
-    flavor: Flavor,
     texts: Vec<String>,
     host: HostAccess,
 }
@@ -34,7 +33,6 @@ impl Kernels {
             api,
             fast_math,
             printer: KernelPrinter::new(flavor, atomic),
-            flavor,
             texts: Vec::new(),
             host: HostAccess::default(),
         }
@@ -60,7 +58,7 @@ impl Kernels {
     /// The C text the entry point's file needs for the kernels (`h_kernels`, before the
     /// entry point), and the kernels' own source.
     pub(crate) fn finish(self) -> (String, String) {
-        let mut source = self.flavor.prelude(self.fast_math);
+        let mut source = self.printer.flavor().prelude(self.fast_math);
         for t in &self.texts {
             source.push('\n');
             source.push_str(t);
@@ -82,7 +80,7 @@ impl Kernels {
 }
 
 impl Printer {
-    /// For storage `name` that GPU kernels in `body` use: declares its buffer descriptor
+    /// For storage `name` that GPU kernels use: declares its buffer descriptor
     /// (dense, with `extents`, over the host storage `cname`) and returns the descriptor's C
     /// expression and the host's access bits.
     pub(super) fn device_descriptor(
@@ -91,12 +89,11 @@ impl Printer {
         elem: Type,
         extents: &[Expr],
         cname: &str,
-        body: &Stmt,
     ) -> Result<Option<(String, u64)>> {
-        let Some(bits) = self.gpu.as_ref().map(|g| g.host_bits(name)) else { return Ok(None) };
-        if !HostAccess::of(body).kernels.contains(name) {
+        // Storage names are unique in a pipeline: the file's kernels use this one or not.
+        let Some(bits) = self.gpu.as_ref().filter(|g| g.host.kernels.contains(name)).map(|g| g.host_bits(name)) else {
             return Ok(None);
-        }
+        };
         let mut dims = Vec::new();
         let mut stride = "1".to_string();
         for e in extents {

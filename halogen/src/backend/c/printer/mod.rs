@@ -522,7 +522,7 @@ impl Dialect for Printer {
                 self.f.heap.push(cname.clone());
             }
         }
-        let descriptor = self.device_descriptor(name, elem, extents, &cname, body)?;
+        let descriptor = self.device_descriptor(name, elem, extents, &cname)?;
         self.f.bufs.push(Buf { name: name.clone(), cname: cname.clone(), elem, owned: true, stream: None, descriptor });
         let r = core::stmt(self, body);
         if let Some((d, _)) = self.f.bufs.pop().and_then(|b| b.descriptor) {
