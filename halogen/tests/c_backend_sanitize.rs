@@ -33,6 +33,7 @@ fn pipelines_are_clean_under_sanitizers() {
     blur_schedules();
     edge_values();
     histogram();
+    up_sampling();
     failing_bounds_check();
 }
 
@@ -163,6 +164,27 @@ fn histogram() {
         &[0, 0],
         &[21, 13],
     );
+}
+
+/// Window loads (`in(x / 2)` vectorized) from an input exactly as wide as the window needs,
+/// at negative coordinates: the masked load reads nothing past either end.
+fn up_sampling() {
+    for lanes in [8, 16, 32] {
+        same(
+            || {
+                let input = ImageParam::new(Type::u16(), 1, "coarse");
+                let x = Var::new("x");
+                let f = Func::new("fine");
+                f.def(x, input.at(x / 2) + input.at((x + 1) / 2));
+                f.vectorize(x, lanes);
+                let mut img = Buffer::<u16>::from_fn(&[36], |c| (c[0] * 977) as u16);
+                img.set_min(&[-18]);
+                (f, vec![(input, img)])
+            },
+            &[-35],
+            &[70],
+        );
+    }
 }
 
 fn failing_bounds_check() {

@@ -261,3 +261,53 @@ fn guarded_vector_tails_of_every_element_size_give_identical_pixels() {
     check::<f32>(|i| i as f32 * 0.37 - 11.0);
     check::<f64>(|i| f64::from(i) * -1.25 + 3.0);
 }
+
+/// Up-sampling's loads (`in(x / 2)`, `in((x + 1) / 2)`, a clamped `in(x / 4 + 1)`) read a
+/// window narrower than the vector: for every element size and 4 to 64 lanes, an input
+/// exactly as wide as the window needs (so a full vector from the first lane would read
+/// past it) gives the interpreter's values, and the C loads the window and shuffles it
+/// (`h_ldw_`) instead of gathering lane by lane.
+#[test]
+fn up_sampled_windows_of_every_element_size_give_identical_pixels() {
+    fn run<T: Element>(lanes: i32, width: i32, fill: fn(i32) -> T, target: &Target) -> (Vec<T>, String) {
+        let input = ImageParam::new(T::TYPE, 1, "coarse");
+        let x = Var::new("x");
+        let f = Func::new("fine");
+        let last = input.width() - 1;
+        f.def(x, input.at(x / 2) + input.at((x + 1) / 2) * 2 + input.at(clamp(x / 4 + 1, 0, last)));
+        if lanes > 1 {
+            f.vectorize(x, lanes);
+        }
+        let c = Pipeline::new(&[&f]).compile(target).unwrap();
+        let img = Buffer::<T>::from_fn(&[width / 2 + 1], |c| fill(c[0]));
+        let mut out = Buffer::<T>::new(&[width]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
+        (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+    }
+    fn check<T: Element>(fill: fn(i32) -> T) {
+        for (lanes, width) in [(4, 9), (8, 21), (16, 40), (32, 77), (64, 130)] {
+            let (expected, _) = run::<T>(1, width, fill, &Target::interp());
+            for target in targets_under_test() {
+                let (got, src) = run::<T>(lanes, width, fill, &target);
+                assert!(
+                    got.iter().zip(&expected).all(|(g, e)| common::same_bits(*g, *e)),
+                    "{} x {lanes} on {target}: {got:?} != {expected:?}",
+                    T::TYPE
+                );
+                // One whole register (byte lanes past 16 need VBMI, which not every AVX-512 has).
+                let bytes = T::TYPE.bytes() * lanes as usize;
+                let one_register = matches!(bytes, 16 | 32 | 64) && (T::TYPE.bytes() > 1 || lanes == 16);
+                if target == Target::host() && one_register {
+                    assert!(src.contains("h_ldw_"), "{} x {lanes}: no window load:\n{src}", T::TYPE);
+                }
+            }
+        }
+    }
+    check::<u8>(|i| (i * 37 % 251) as u8 / 4);
+    check::<i16>(|i| (i * 1237 % 30011 - 15000) as i16 / 4);
+    check::<u32>(|i| (i as u32).wrapping_mul(2_654_435_761));
+    check::<f32>(|i| i as f32 * 0.37 - 11.0);
+    check::<f64>(|i| f64::from(i) * -1.25 + 3.0);
+}

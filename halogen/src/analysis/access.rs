@@ -54,6 +54,9 @@ pub enum Shape {
     /// An `i32` vector that is dense wherever none of its lanes is clamped (see
     /// [`clamped_dense`]).
     ClampedDense,
+    /// An `i32` vector whose lanes never decrease from one to the next, the last at most
+    /// this much above the first (see [`lane_spread`]).
+    Nondecreasing(i64),
 }
 
 /// What a binding in scope tells about its variable.
@@ -95,6 +98,8 @@ impl VarFacts {
                     Shape::Affine(s)
                 } else if t.is_vector() && clamped_dense(value, t.lanes, scope).is_some() {
                     Shape::ClampedDense
+                } else if let Some(spread) = lane_spread(value, scope) {
+                    Shape::Nondecreasing(spread)
                 } else {
                     Shape::Opaque
                 }
@@ -239,6 +244,13 @@ pub enum AccessPattern {
         /// The scalars added to or subtracted from it.
         offset: Offset,
     },
+    /// Lanes that never decrease and lie within one vector's width of the first
+    /// (`f(x / 2)` with `x` vectorized, what up-sampling makes): one dense load of the
+    /// window from the first lane, then a shuffle of it by each lane's offset.
+    Window {
+        /// An upper bound of the last lane less the first, below the number of lanes.
+        spread: i64,
+    },
     /// Anything else: one index per lane.
     Gather,
 }
@@ -272,7 +284,10 @@ pub fn classify_access(index: &Expr, lanes: u16, scope: &impl Bindings) -> Acces
     if let Some((narrow, narrow_ty, offset)) = narrow_index(index, scope) {
         return AccessPattern::NarrowIndex { narrow, narrow_ty, offset };
     }
-    AccessPattern::Gather
+    match lane_spread(index, scope) {
+        Some(spread) if spread < lanes as i64 => AccessPattern::Window { spread },
+        _ => AccessPattern::Gather,
+    }
 }
 
 /// If every lane `i` of the `i32` vector `e` is `b + s·i` for a scalar `b` and a constant
@@ -315,6 +330,71 @@ pub fn lane_stride(e: &Expr, scope: &impl Bindings) -> Option<i64> {
             },
             _ => None,
         }
+    })
+}
+
+/// If the lanes of the `i32` vector `e` never decrease from one lane to the next: an
+/// upper bound of its last lane less its first. Ramps with non-negative constant strides
+/// and broadcasts are; so are their sums, a difference with a broadcast, products by
+/// non-negative constants, floor divisions and right shifts by positive constants, and
+/// `min`s and `max`es of two such vectors (a clamp). Up-sampling's index `ramp(x, 1) / 2`
+/// spreads over at most `7 / 2 + 1 = 4` elements for eight lanes: a dense window.
+///
+/// Index arithmetic that passes bounds inference does not wrap, which this relies on; a
+/// back end that loads the window from the first lane still checks the spread it finds at
+/// run time, so that a wrong answer here could only cost pixels, never memory safety.
+///
+/// ```
+/// use halogen::analysis::access::{lane_spread, LetScope};
+/// use halogen::{Expr, Type};
+/// let ramp = Expr::ramp(Expr::var(Type::i32(), "x"), Expr::i32(1), 8);
+/// let half = Expr::div(ramp.clone(), Expr::broadcast(Expr::i32(2), 8));
+/// assert_eq!(lane_spread(&half, &LetScope::default()), Some(4));
+/// let back = Expr::sub(Expr::broadcast(Expr::i32(0), 8), ramp);
+/// assert_eq!(lane_spread(&back, &LetScope::default()), None);
+/// ```
+pub fn lane_spread(e: &Expr, scope: &impl Bindings) -> Option<i64> {
+    stack::guard(|| {
+        let t = e.ty();
+        if t.element() != Type::i32() || t.is_scalar() {
+            return None;
+        }
+        let last = t.lanes as i64 - 1;
+        let positive = |x: &Expr| match x.kind() {
+            ExprKind::Broadcast { value, .. } => value.as_int().filter(|c| *c > 0),
+            _ => None,
+        };
+        let spread = match e.kind() {
+            ExprKind::Ramp { stride, .. } => stride.as_int().filter(|s| *s >= 0)?.checked_mul(last)?,
+            ExprKind::Broadcast { value, .. } if value.ty().is_scalar() => 0,
+            ExprKind::Var { name, .. } => match scope.facts(name)?.shape {
+                Shape::Affine(s) if s >= 0 => s.checked_mul(last)?,
+                Shape::Uniform => 0,
+                Shape::ClampedDense => last,
+                Shape::Nondecreasing(d) => d,
+                _ => return None,
+            },
+            ExprKind::Binary(BinOp::Add, a, b) => lane_spread(a, scope)?.checked_add(lane_spread(b, scope)?)?,
+            ExprKind::Binary(BinOp::Sub, a, b) if uniform(b, scope).is_some() => lane_spread(a, scope)?,
+            ExprKind::Binary(BinOp::Mul, a, b) => match (positive(a), positive(b)) {
+                (_, Some(c)) => lane_spread(a, scope)?.checked_mul(c)?,
+                (Some(c), _) => lane_spread(b, scope)?.checked_mul(c)?,
+                _ => return None,
+            },
+            // floor((v + d) / k) - floor(v / k) <= floor(d / k) + 1
+            ExprKind::Binary(BinOp::Div, a, b) => match lane_spread(a, scope)? {
+                0 => 0,
+                d => d / positive(b)? + 1,
+            },
+            ExprKind::Binary(BinOp::Shr, a, b) => match (lane_spread(a, scope)?, positive(b).filter(|s| *s < 32)?) {
+                (0, _) => 0,
+                (d, s) => (d >> s) + 1,
+            },
+            // min(a_last, b_last) - min(a_first, b_first) <= max(a_last - a_first, b_last - b_first)
+            ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => lane_spread(a, scope)?.max(lane_spread(b, scope)?),
+            _ => return None,
+        };
+        Some(spread)
     })
 }
 
@@ -627,6 +707,39 @@ mod tests {
         let from_u32 = Expr::cast(Type::i32().with_lanes(8), Expr::var(Type::u32().with_lanes(8), "p"));
         assert_eq!(classify_access(&from_u32, 8, &s), AccessPattern::Gather);
         assert_eq!(classify_access(&Expr::add(bc("c"), wide), 8, &s), AccessPattern::Gather);
+    }
+
+    #[test]
+    fn up_sampled_indices_are_windows_and_wider_spreads_are_gathers() {
+        let mut s = LetScope::default();
+        let k = |c: i64| Expr::broadcast(Expr::i32(c), 8);
+        let half = Expr::div(ramp("x", 1), k(2));
+        // (x + 7) / 2 - x / 2 <= 4: at most 4 elements past the first
+        assert_eq!(lane_spread(&half, &s), Some(4));
+        assert_eq!(classify_access(&half, 8, &s), AccessPattern::Window { spread: 4 });
+        // through a Let, plus a broadcast, clamped, shifted
+        s.push_let("h", &Expr::sub(half.clone(), bc("m")));
+        assert_eq!(s.facts(&"h".into()).unwrap().shape, Shape::Nondecreasing(4));
+        let clamped = Expr::max(Expr::min(Expr::add(vv("h", 8), bc("row")), bc("hi")), bc("lo"));
+        assert_eq!(classify_access(&clamped, 8, &s), AccessPattern::Window { spread: 4 });
+        let shifted = Expr::binary(BinOp::Shr, ramp("x", 1), k(2));
+        assert_eq!(lane_spread(&shifted, &s), Some(2));
+        // x / 2 + x / 3 grows by up to 4 + 3: still within eight lanes
+        assert_eq!(lane_spread(&Expr::add(half.clone(), Expr::div(ramp("x", 1), k(3))), &s), Some(7));
+        // (x / 2) * 3 may spread over 12: a gather
+        let wide = Expr::mul(half.clone(), k(3));
+        assert_eq!(lane_spread(&wide, &s), Some(12));
+        assert_eq!(classify_access(&wide, 8, &s), AccessPattern::Gather);
+        // lanes that may decrease are not windows: a reversal divided, a vector subtracted,
+        // a negative factor, a division by a vector or a non-positive constant
+        let reversed = Expr::div(ramp("x", -1), k(2));
+        assert_eq!(lane_spread(&reversed, &s), None);
+        assert_eq!(lane_spread(&Expr::sub(bc("c"), half.clone()), &s), None);
+        assert_eq!(lane_spread(&Expr::sub(half.clone(), ramp("x", 1)), &s), None);
+        assert_eq!(lane_spread(&Expr::mul(half.clone(), k(-1)), &s), None);
+        assert_eq!(lane_spread(&Expr::div(ramp("x", 1), ramp("y", 1)), &s), None);
+        assert_eq!(lane_spread(&Expr::div(ramp("x", 1), k(0)), &s), None);
+        assert_eq!(classify_access(&reversed, 8, &s), AccessPattern::Gather);
     }
 
     #[test]

@@ -721,6 +721,62 @@ impl Helpers {
         })
     }
 
+    /// `h_ldw_T(buf, idx)`: a gather whose lanes never decrease and span less than one
+    /// vector (see [`crate::analysis::access::AccessPattern::Window`]): one masked load of
+    /// the window from the first lane, which reads nothing past the last lane, and one
+    /// permute of it by each lane's offset. The spread is checked at run time, so a window
+    /// wider than the vector falls back to the gather. `None` where `t` has no such permute
+    /// (AVX-512; byte lanes beyond 16 need VBMI, tested in the C).
+    pub fn load_window(&mut self, t: Type) -> Option<String> {
+        let m = masked_access(t)?;
+        let n = t.lanes as usize;
+        // `_mm`, `_mm256` or `_mm512`, as the masked load is named.
+        let prefix = m.load.split("_maskz").next().unwrap_or_default();
+        let (permute, extra_guard) = match (t.bytes(), n) {
+            (4, 4) => ("_mm_castps_si128(_mm_permutevar_ps(_mm_castsi128_ps(w), o))".to_string(), ""),
+            (1, 16) => ("_mm_shuffle_epi8(w, o)".to_string(), ""),
+            (1, _) => (format!("{prefix}_permutexvar_epi8(o, w)"), " && defined(__AVX512VBMI__)"),
+            (8, 2) => return None,
+            (bytes, _) => (format!("{prefix}_permutexvar_epi{}(o, w)", bytes * 8), ""),
+        };
+        let idx = Type::i32().with_lanes(t.lanes);
+        let offsets = Type::int((t.bytes() * 8) as u8).with_lanes(t.lanes);
+        Some(self.helper(format!("h_ldw_{}", mnemonic(t)), |h| {
+            h.intrinsics();
+            let gather = h.load(t);
+            let bc = h.broadcast(idx);
+            let (v, iv, ov) = (h.ty(t), h.ty(idx), h.ty(offsets));
+            // Each lane's offset in the window, in lanes as wide as the elements.
+            let offset = format!("idx - {bc}((int32_t)lo)");
+            let offset = if offsets == idx { offset } else { format!("__builtin_convertvector({offset}, {ov})") };
+            format!(
+                "static inline {v} h_ldw_{v}(const {e} *buf, {iv} idx) {{
+#if {guard}{extra_guard}
+    const int64_t lo = idx[0], spread = (int64_t)idx[{last}] - lo;
+    if (spread >= 0 && spread < {n}) {{
+        const {reg} w = {load}(({kt})((2ull << spread) - 1), buf + lo);
+        const {ov} o_ = {offset};
+        {reg} o;
+        memcpy(&o, &o_, sizeof o);
+        const {reg} p = {permute};
+        {v} r;
+        memcpy(&r, &p, sizeof r);
+        return r;
+    }}
+#endif
+    return {gather}(buf, idx);
+}}
+",
+                e = storage_c(t),
+                guard = m.guard,
+                last = n - 1,
+                reg = m.register,
+                load = m.load,
+                kt = m.mask_type,
+            )
+        }))
+    }
+
     /// `h_ldn_T_I(buf, idx)`: a gather whose indices are a vector of narrow integers
     /// (`idx_t`, 8 or 16 bits), read as they are instead of widened to 32 bits first.
     pub fn load_narrow_index(&mut self, t: Type, idx_t: Type) -> String {

@@ -231,9 +231,15 @@ impl Printer {
                     let ld = self.helpers.load_narrow_index(vt, narrow_ty);
                     Ok(format!("{ld}({} + {o}, {i})", b.cname))
                 }
-                _ => {
+                pattern => {
+                    // A window within one vector's width (up-sampling) is one dense load and
+                    // a shuffle where the target has both; anything else is a gather.
+                    let window = match pattern {
+                        AccessPattern::Window { .. } if !b.elem.is_bool() => self.helpers.load_window(vt),
+                        _ => None,
+                    };
                     let i = core::operand(self, index, lanes)?;
-                    let ld = self.helpers.load(vt);
+                    let ld = window.unwrap_or_else(|| self.helpers.load(vt));
                     Ok(format!("{ld}({}, {i})", b.cname))
                 }
             },
