@@ -65,8 +65,11 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     None
 }
 
-/// `min(p, q) + y` (or max) as `min(p + y, q + y)` if either sum is a constant
-/// (`min(x, 5) + 3 -> min(x + 3, 8)`, `min(x, n - 1) - n -> min(x - n, -1)`).
+/// `min(p, q) + y` (or max) as `min(p + y, q + y)` if a term cancels in either sum
+/// (`min(x, 5) + 3 -> min(x + 3, 8)`, `min(x, n - 1) - n -> min(x - n, -1)`, and Halide's
+/// `x + min(y, z - x) -> min(x + y, z)`: a tile's start clamped to the image's last tile,
+/// `m + min(8 * t, (M - m) - 7)`, becomes `min(m + 8 * t, M - 7)`, whose distance to `M`
+/// the enclosing guards decide).
 fn distribute_min_max(s: &Simplifier, m: &Expr, y: &Expr) -> Option<Expr> {
     if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = m.kind() {
         if !folds_exactly(BinOp::Add, p, y) || !folds_exactly(BinOp::Add, q, y) {
@@ -82,9 +85,11 @@ fn distribute_min_max(s: &Simplifier, m: &Expr, y: &Expr) -> Option<Expr> {
     None
 }
 
-/// True if the terms of `e` cancel to a constant (checked on the linear form, without
-/// simplifying: trying the full simplifier on both sides of every min would be
-/// exponential in their nesting).
+/// True if a term of `e` cancels: every term (a constant) or at least one (checked on the
+/// linear form, without simplifying: trying the full simplifier on both sides of every
+/// min would be exponential in their nesting). Distributing over a `min` then leaves one
+/// side with fewer terms than it had, so the rewrite never grows a side without shrinking
+/// the other.
 pub(super) fn cancels(e: &Expr) -> bool {
-    linear::collect(e).is_some_and(|l| l.exact && l.as_const().is_some())
+    linear::collect(e).is_some_and(|l| l.exact && (l.as_const().is_some() || l.terms.iter().any(|(_, c)| *c == 0)))
 }

@@ -56,7 +56,7 @@ pub(super) fn rules(s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
     // min(p, q) - y does not, and carry a clamped index out of its buffer.
     let checked = |s: &Simplifier| !s.may_hold_any(x) && !s.may_hold_any(y);
     if no_overflow(ty) {
-        // min(p, q) - y -> min(p - y, q - y) when either side cancels to a constant.
+        // min(p, q) - y -> min(p - y, q - y) when a term cancels in either side.
         if let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), p, q) = x.kind() {
             if folds_exactly(BinOp::Sub, p, y) && folds_exactly(BinOp::Sub, q, y) {
                 let (ps, qs) = (Expr::sub(p.clone(), y.clone()), Expr::sub(q.clone(), y.clone()));
