@@ -1,6 +1,7 @@
 //! The intermediate representation: types, expressions, statements, traversal and printing.
 
 pub mod expr;
+pub mod float_math;
 pub mod parse;
 pub mod printer;
 pub mod semantics;

@@ -502,8 +502,9 @@ pub fn intrinsic(which: Intrinsic, arg_types: &[Type], result: Type, args: &[Sca
 fn math_f32(which: Intrinsic, x: f32, y: f32) -> f32 {
     match which {
         Intrinsic::Sqrt => x.sqrt(),
-        Intrinsic::Exp => x.exp(),
-        Intrinsic::Log => x.ln(),
+        // Halogen's own, bit for bit what the C back ends compute (see `float_math`).
+        Intrinsic::Exp => super::float_math::exp_f32(x),
+        Intrinsic::Log => super::float_math::log_f32(x),
         Intrinsic::Pow => x.powf(y),
         Intrinsic::Floor => x.floor(),
         Intrinsic::Ceil => x.ceil(),
@@ -759,7 +760,7 @@ mod tests {
     fn math_and_bits() {
         let x = 0.7f32;
         let r = intrinsic(Intrinsic::Exp, &[Type::f32()], Type::f32(), &[f(x as f64)]);
-        assert_eq!(r, f(x.exp() as f64));
+        assert_eq!(r, f(super::super::float_math::exp_f32(x) as f64));
         let p = intrinsic(Intrinsic::Pow, &[Type::f32(), Type::f32()], Type::f32(), &[f(2.0), f(10.0)]);
         assert_eq!(p, f(1024.0));
         let s = intrinsic(Intrinsic::Sqrt, &[Type::f64()], Type::f64(), &[f(2.0)]);

@@ -1002,6 +1002,92 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
         })
     }
 
+    /// `h_vexpf_T(x)`: `h_expf` (see [`crate::ir::float_math`]) on every lane of the
+    /// `f32` vector type `t` at once, with the same operations in the same order (so the
+    /// same bits), its selects as blends and its conversions as vector conversions.
+    pub fn exp_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vexpf_{}", mnemonic(t)), |h| {
+            let blend = h.blend(t);
+            let (v, k, f, _) = Self::float_vector_names(h, t);
+            format!(
+                "static inline {v} h_vexpf_{v}({v} x) {{
+    {v} c = {blend}(x > {f}(-104.0f), x, {f}(-104.0f));
+    c = {blend}(c < {f}(89.0f), c, {f}(89.0f));
+    const {v} t = c * 1.442695f + 12582912.0f;
+    const {v} n = t - 12582912.0f;
+    {v} r = c - n * 0.6933594f;
+    r = r - n * -2.1219444e-4f;
+    const {v} z = r * r;
+    {v} p = {f}(1.9875691e-4f);
+    p = p * r + 1.3981999e-3f;
+    p = p * r + 8.333452e-3f;
+    p = p * r + 4.1665796e-2f;
+    p = p * r + 0.16666666f;
+    p = p * r + 0.5f;
+    p = p * z + r + 1.0f;
+    const {k} e = __builtin_convertvector(n, {k});
+    const {k} e1 = e / 2;
+    const {v} y = p * ({v})((e1 + 127) << 23) * ({v})((e - e1 + 127) << 23);
+    return {blend}(x == x, y, x);
+}}
+"
+            )
+        })
+    }
+
+    /// `h_vlogf_T(x)`: `h_logf` on every lane of the `f32` vector type `t` at once (see
+    /// [`Helpers::exp_f32`]).
+    pub fn log_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vlogf_{}", mnemonic(t)), |h| {
+            let blend = h.blend(t);
+            let (v, k, f, i) = Self::float_vector_names(h, t);
+            let u = h.ty(Type::u32().with_lanes(t.lanes));
+            format!(
+                "static inline {v} h_vlogf_{v}({v} x) {{
+    const {k} sub = ({k})(({u})x < 0x00800000u);
+    const {v} xs = {blend}(sub, x * 8388608.0f, x);
+    const {u} w = ({u})xs;
+    const {k} e0 = ({k})((w >> 23) & 0xffu) - 126 - (sub & 23);
+    const {v} m = ({v})((w & 0x007fffffu) | 0x3f000000u);
+    const {k} low = m < 0.70710677f;
+    const {k} e = e0 + low;
+    const {v} f = {blend}(low, m + m - 1.0f, m - 1.0f);
+    const {v} z = f * f;
+    {v} p = {f}(7.0376836e-2f);
+    p = p * f - 1.151461e-1f;
+    p = p * f + 1.1676999e-1f;
+    p = p * f - 1.2420141e-1f;
+    p = p * f + 1.4249323e-1f;
+    p = p * f - 0.16668057f;
+    p = p * f + 2.0000714e-1f;
+    p = p * f - 2.4999994e-1f;
+    p = p * f + 0.3333333f;
+    const {v} fe = __builtin_convertvector(e, {v});
+    {v} y = p * f * z;
+    y = y + fe * -2.1219444e-4f;
+    y = y - 0.5f * z;
+    {v} r = f + y;
+    r = r + fe * 0.6933594f;
+    r = {blend}(x == 0.0f, ({v})({i}(0xff800000u)), r);
+    r = {blend}(x < 0.0f, ({v})({i}(0x7fc00000u)), r);
+    r = {blend}(x == ({v})({i}(0x7f800000u)), x, r);
+    return {blend}(x == x, r, x);
+}}
+"
+            )
+        })
+    }
+
+    /// The C names a vector float helper of `t` uses: the vector type, its mask type (the
+    /// `i32` lanes comparisons give), and the broadcasts of a float and of an `i32`.
+    fn float_vector_names(h: &mut Self, t: Type) -> (String, String, String, String) {
+        let mask = mask_of(t);
+        let (v, k) = (h.ty(t), h.ty(mask));
+        let f = h.broadcast(t);
+        let i = h.broadcast(mask);
+        (v, k, f, i)
+    }
+
     /// `h_sel_T(cond, a, b)`: lane-wise select on a bool vector.
     pub fn select(&mut self, t: Type) -> String {
         let mask = mask_of(t);

@@ -106,15 +106,26 @@ pub(crate) trait Dialect {
     fn math_function(&self, which: Intrinsic, f32: bool) -> &'static str {
         c99_math_function(which, f32)
     }
+
+    /// A function computing the float intrinsic `which` on a whole vector of type `t` at
+    /// once, bit for bit what the scalar function does lane by lane, where the dialect has
+    /// one; `None` maps the scalar function over the lanes (see [`Dialect::map`]).
+    fn vector_math(&mut self, which: Intrinsic, t: Type) -> Option<String> {
+        let _ = (which, t);
+        None
+    }
 }
 
 /// C99's `<math.h>` name of the float intrinsic `which` in single (`f32`) or double
-/// precision (`sqrtf`, `sqrt`).
+/// precision (`sqrtf`, `sqrt`), except single-precision `exp` and `log`, which are the
+/// scalar helpers `h_expf` and `h_logf` (see [`crate::ir::float_math`]).
 pub(crate) fn c99_math_function(which: Intrinsic, f32: bool) -> &'static str {
     let (single, double) = match which {
         Intrinsic::Sqrt => ("sqrtf", "sqrt"),
-        Intrinsic::Exp => ("expf", "exp"),
-        Intrinsic::Log => ("logf", "log"),
+        // Halogen's own in single precision (see `ir::float_math`): the interpreter's bits,
+        // and vector code where lanes are mapped.
+        Intrinsic::Exp => ("h_expf", "exp"),
+        Intrinsic::Log => ("h_logf", "log"),
         Intrinsic::Pow => ("powf", "pow"),
         Intrinsic::Floor => ("floorf", "floor"),
         Intrinsic::Ceil => ("ceilf", "ceil"),

@@ -483,8 +483,17 @@ fn intrinsic(d: &mut impl Dialect, which: Intrinsic, result: Type, args: &[Expr]
             for (v, vt) in vals.iter().take(2) {
                 fargs.push((cast(d, *vt, ft, v.clone())?, ft));
             }
-            let name = d.math_function(which, ft.bits == 32);
-            let v = call_lanewise(d, name, ft, &fargs);
+            let whole = if ft.is_vector() { d.vector_math(which, ft) } else { None };
+            let v = match whole {
+                Some(f) => {
+                    let a: Vec<&str> = fargs.iter().map(|(s, _)| s.as_str()).collect();
+                    format!("{f}({})", a.join(", "))
+                }
+                None => {
+                    let name = d.math_function(which, ft.bits == 32);
+                    call_lanewise(d, name, ft, &fargs)
+                }
+            };
             cast(d, ft, result, v)
         }
     }

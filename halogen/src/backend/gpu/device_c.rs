@@ -559,6 +559,9 @@ impl Dialect for KernelPrinter {
         // OpenCL C overloads its math functions for float and double.
         match which {
             Intrinsic::Sqrt => "sqrt",
+            // Halogen's own in single precision, as on every target (see `ir::float_math`).
+            Intrinsic::Exp if f32 => "h_expf",
+            Intrinsic::Log if f32 => "h_logf",
             Intrinsic::Exp => "exp",
             Intrinsic::Log => "log",
             Intrinsic::Pow => "pow",

@@ -34,7 +34,7 @@ use crate::backend::c_like::printer as core;
 use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, paren, strip_parens};
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{BinOp, Expr, ExprKind, ForKind, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, Expr, ExprKind, ForKind, Intrinsic, Name, Stmt, Type, TypeCode};
 use crate::target::MachineParams;
 
 mod entry;
@@ -707,6 +707,14 @@ impl Dialect for Printer {
 
     fn map(&mut self, prefix: &str, out: Type, ins: &[Type], lane: &dyn Fn(&[String]) -> String) -> String {
         self.helpers.map(prefix, out, ins, |a| lane(a))
+    }
+
+    fn vector_math(&mut self, which: Intrinsic, t: Type) -> Option<String> {
+        match which {
+            Intrinsic::Exp if t.element() == Type::f32() => Some(self.helpers.exp_f32(t)),
+            Intrinsic::Log if t.element() == Type::f32() => Some(self.helpers.log_f32(t)),
+            _ => None,
+        }
     }
 
     fn load(&mut self, t: Type, buffer: &Name, index: &Expr, predicate: Option<&Expr>) -> Result<String> {
