@@ -146,3 +146,80 @@ fn clamps_against_constants_near_the_i32_limits() {
         }
     }
 }
+
+/// The boundary conditions that wrap the coordinate, and the constant exterior.
+type Boundary = fn(&ImageParam) -> Func;
+
+fn wrapping_boundaries() -> Vec<(&'static str, Boundary)> {
+    vec![
+        ("mirror_interior", |i| boundary::mirror_interior(i, &i.bounds())),
+        ("mirror_image", |i| boundary::mirror_image(i, &i.bounds())),
+        ("repeat_image", |i| boundary::repeat_image(i, &i.bounds())),
+        ("constant_exterior", |i| boundary::constant_exterior(i, 9, &i.bounds())),
+    ]
+}
+
+/// The 5-tap stencil over `bc` of a 1-D input, vectorized by `lanes` (or not at all for 1).
+fn wrapped_stencil(bc: Boundary, lanes: i32) -> (ImageParam, Func) {
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let wrapped = bc(&input);
+    let f = Func::new("f");
+    let mut e = wrapped.at(x - 2) * WEIGHTS[0];
+    for (k, w) in WEIGHTS.iter().enumerate().skip(1) {
+        e = e + wrapped.at(x + (k as i32 - 2)) * *w;
+    }
+    f.def(x, e);
+    if lanes > 1 {
+        f.vectorize(x, lanes);
+    }
+    (input, f)
+}
+
+/// Boundary conditions written `select(inside, clamp(x), wrapped(x))` are partitioned too:
+/// the steady state reads densely without the select or the wrapping arithmetic, and every
+/// size and offset (inputs of one pixel, outputs many periods away) gives the unvectorized
+/// interpreter's values.
+#[test]
+fn wrapping_boundary_conditions_have_a_steady_state_and_the_same_values() {
+    for (name, bc) in wrapping_boundaries() {
+        let (_, f) = wrapped_stencil(bc, 8);
+        let text = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+        let body = steady_loop(&text);
+        for what in ["select(", " % ", "min(", "max("] {
+            assert!(!body.contains(what), "{name}: '{what}' left in the steady state:\n{body}");
+        }
+        let (ref_input, ref_f) = wrapped_stencil(bc, 1);
+        let reference = Pipeline::new(&[&ref_f]).compile(&Target::interp()).unwrap();
+        for lanes in [4, 8] {
+            let (input, f) = wrapped_stencil(bc, lanes);
+            for target in targets_under_test() {
+                let compiled = Pipeline::new(&[&f]).compile(&target).unwrap();
+                for in_len in [1usize, 2, 3, 9, 17] {
+                    for in_min in [-5, 3] {
+                        let data: Vec<i32> = (0..in_len as i32).map(|i| (i * 37 + 11) % 101 - 50).collect();
+                        let mut img = Buffer::<i32>::from_vec(data, &[in_len as i32]).unwrap();
+                        img.set_min(&[in_min]);
+                        for (out_min, out_len) in [(in_min - 40, 100), (in_min + 1, 13), (in_min - 3, 8)] {
+                            let run = |c: &Compiled, p: &ImageParam| {
+                                let mut out = Buffer::<i32>::with_min(&[out_min], &[out_len]);
+                                let mut args = Args::new();
+                                args.image(p, &img);
+                                c.realize(&args, &mut out).unwrap();
+                                out
+                            };
+                            let expected = run(&reference, &ref_input).into_vec();
+                            assert_pixels(
+                                &run(&compiled, &input),
+                                &expected,
+                                format_args!(
+                                    "{name}, lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -115,6 +115,13 @@ impl Region {
         let end = Expr::add(self.min.clone(), self.extent.clone());
         Expr::and(Expr::cmp(CmpOp::Ge, c.clone(), self.min.clone()), Expr::cmp(CmpOp::Lt, c.clone(), end))
     }
+    /// `x` where it is inside (clamped all the same, so that bounds inference sees the
+    /// region), `wrapped` elsewhere: the form Halide writes its boundary conditions in,
+    /// which lets loop partitioning (`lower/partition_loops.rs`) run the interior of a
+    /// vector loop with dense loads and without the wrapping arithmetic.
+    fn inside_or(&self, x: &Expr, wrapped: Expr) -> Expr {
+        Expr::select(self.contains(x), self.clamp(x.clone()), wrapped)
+    }
 }
 
 /// Builds `name(vars) = source(coords(vars))` with fresh Vars. `coord(d, region, v)`
@@ -241,8 +248,8 @@ pub fn repeat_image<S: BoundarySource + ?Sized>(source: &S, bounds: &[(Expr, Exp
         bounds,
         |r, x| {
             // Euclidean `%` never goes negative, so one formula covers both sides.
-            let off = Expr::binary(BinOp::Mod, Expr::sub(x, r.min.clone()), r.extent.clone());
-            r.clamp(Expr::add(off, r.min.clone()))
+            let off = Expr::binary(BinOp::Mod, Expr::sub(x.clone(), r.min.clone()), r.extent.clone());
+            r.inside_or(&x, r.clamp(Expr::add(off, r.min.clone())))
         },
         |_, v| v,
     )
@@ -266,10 +273,10 @@ pub fn mirror_image<S: BoundarySource + ?Sized>(source: &S, bounds: &[(Expr, Exp
         |r, x| {
             // Period 2 * extent; the second half of each period runs backwards.
             let period = Expr::mul(Expr::i32(2), r.extent.clone());
-            let c = Expr::binary(BinOp::Mod, Expr::sub(x, r.min.clone()), period.clone());
+            let c = Expr::binary(BinOp::Mod, Expr::sub(x.clone(), r.min.clone()), period.clone());
             let back = Expr::sub(Expr::sub(period, Expr::i32(1)), c.clone());
             let c = Expr::select(Expr::cmp(CmpOp::Lt, c.clone(), r.extent.clone()), c, back);
-            r.clamp(Expr::add(c, r.min.clone()))
+            r.inside_or(&x, r.clamp(Expr::add(c, r.min.clone())))
         },
         |_, v| v,
     )
@@ -296,11 +303,11 @@ pub fn mirror_interior<S: BoundarySource + ?Sized>(source: &S, bounds: &[(Expr, 
             // the IR, so an extent of 1 maps everything to the single pixel.
             let limit = Expr::sub(r.extent.clone(), Expr::i32(1));
             let period = Expr::mul(Expr::i32(2), limit.clone());
-            let c = Expr::binary(BinOp::Mod, Expr::sub(x, r.min.clone()), period);
+            let c = Expr::binary(BinOp::Mod, Expr::sub(x.clone(), r.min.clone()), period);
             let c = Expr::sub(c, limit.clone());
             let c = Expr::max(c.clone(), Expr::sub(Expr::i32(0), c));
             let c = Expr::sub(limit, c);
-            r.clamp(Expr::add(c, r.min.clone()))
+            r.inside_or(&x, r.clamp(Expr::add(c, r.min.clone())))
         },
         |_, v| v,
     )

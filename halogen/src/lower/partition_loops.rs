@@ -8,6 +8,12 @@
 //! and a steady state in between where every such `min`/`max` is replaced by the operand it
 //! then equals.
 //!
+//! Boundary conditions that wrap the coordinate (`mirror_interior`, `repeat_image`, ...)
+//! are written `select(inside, clamp(x), wrapped(x))`, as Halide writes them: a `select`
+//! whose condition is an `&&` of two or more comparisons of an affine index with an
+//! invariant is taken to be true in the steady state (an `||` of them, false), so the
+//! steady state keeps only the clamp, which it then drops too.
+//!
 //! Which `min`/`max` qualify: one operand affine in the loop variable (`c·v + base` plus a
 //! constant offset per lane), the other invariant in the loop. The affine operand is taken to
 //! be the likely one, and the iterations where it wins for every lane form an interval whose
@@ -19,7 +25,7 @@
 
 use crate::analysis::{free_vars, substitute_map};
 use crate::ir::stack;
-use crate::ir::{mutate_stmt_children, BinOp, Expr, ExprKind, ExprNode, ForKind, Mutator, Name, Stmt, Type};
+use crate::ir::{mutate_stmt_children, BinOp, CmpOp, Expr, ExprKind, ExprNode, ForKind, Mutator, Name, Stmt, Type};
 use std::collections::{HashMap, HashSet};
 
 /// `coef·v + base + o` for each lane, where the lane offsets `o` lie in `[lo, hi]`.
@@ -45,11 +51,12 @@ enum Bound {
     AtMost(Expr),
 }
 
-/// A qualifying `min`/`max`: which operand (0 or 1) is likely, and where it wins.
+/// A qualifying `min`/`max` or `select`: the operand it equals in the steady state, and
+/// the bounds of the iterations where it does.
 #[derive(Clone, Debug)]
 struct Candidate {
-    likely: usize,
-    bound: Bound,
+    likely: Expr,
+    bounds: Vec<Bound>,
 }
 
 /// The analysis of one loop's body: the loop variable and the lets of the body in scope.
@@ -191,10 +198,9 @@ impl Analysis {
                 let (lo, hi) = if k >= 0 { (x.lo * k, x.hi * k) } else { (x.hi * k, x.lo * k) };
                 Some(Affine { coef: x.coef * k, base: Expr::mul(x.base, Expr::i32(k)), lo, hi })
             }
-            ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => {
+            ExprKind::Binary(BinOp::Min | BinOp::Max, ..) | ExprKind::Select(..) => {
                 let c = self.candidate(e, depth)?;
-                let likely = if c.likely == 0 { a } else { b };
-                self.affine(likely, depth)
+                self.affine(&c.likely, depth)
             }
             ExprKind::Broadcast { value, .. } => self.affine(value, depth),
             ExprKind::Ramp { base, stride, lanes } => {
@@ -219,6 +225,9 @@ impl Analysis {
     }
 
     fn candidate_uncached(&mut self, e: &Expr, depth: usize) -> Option<Candidate> {
+        if let ExprKind::Select(cond, t, f) = e.kind() {
+            return self.select_candidate(cond, t, f, depth);
+        }
         let ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) = e.kind() else { return None };
         if !is_i32(e) {
             return None;
@@ -226,35 +235,79 @@ impl Analysis {
         let (fa, fb) = (self.affine(a, depth)?, self.affine(b, depth)?);
         let (likely, var_side, inv_side) = match (fa.coef, fb.coef) {
             (0, 0) => return None,
-            (_, 0) => (0, fa, fb),
-            (0, _) => (1, fb, fa),
+            (_, 0) => (a, fa, fb),
+            (0, _) => (b, fb, fa),
             _ => return None,
         };
-        let c = var_side.coef;
-        // The bound is worked out in 64 bits, so that `inv - var` cannot wrap (a clamp
-        // against a constant near the limits of i32), then clamped back into i32.
-        let wide = |e: Expr| Expr::cast(Type::i64(), e);
-        let k = |v: i64| Expr::int_imm(Type::i64(), v);
         let bound = if *op == BinOp::Min {
             // Every lane of the likely side at most every lane of the other:
-            // c·v <= r with r = inv.base + inv.lo - var.base - var.hi.
-            let r = Expr::sub(Expr::add(wide(inv_side.base), k(inv_side.lo - var_side.hi)), wide(var_side.base));
-            if c > 0 {
-                Bound::AtMost(narrow(Expr::div(r, k(c))))
-            } else {
-                Bound::AtLeast(narrow(Expr::sub(k(0), Expr::div(r, k(-c)))))
-            }
+            // c·v <= inv.base + inv.lo - var.base - var.hi.
+            linear_bound(var_side.coef, inv_side.lo - var_side.hi, inv_side.base, var_side.base, true)
         } else {
             // Every lane of the likely side at least every lane of the other:
-            // c·v >= r with r = inv.base + inv.hi - var.base - var.lo.
-            let r = Expr::sub(Expr::add(wide(inv_side.base), k(inv_side.hi - var_side.lo)), wide(var_side.base));
-            if c > 0 {
-                Bound::AtLeast(narrow(Expr::div(Expr::add(r, k(c - 1)), k(c))))
-            } else {
-                Bound::AtMost(narrow(Expr::div(Expr::sub(k(0), r), k(-c))))
+            // c·v >= inv.base + inv.hi - var.base - var.lo.
+            linear_bound(var_side.coef, inv_side.hi - var_side.lo, inv_side.base, var_side.base, false)
+        };
+        Some(Candidate { likely: likely.clone(), bounds: vec![bound] })
+    }
+
+    /// A `select` whose condition is an `&&` of two or more comparisons of an affine index
+    /// with an invariant (an inside test: likely true) or an `||` of them (an outside
+    /// test: likely false), and the iterations where every comparison has that value in
+    /// every lane.
+    fn select_candidate(&mut self, cond: &Expr, t: &Expr, f: &Expr, depth: usize) -> Option<Candidate> {
+        let ExprKind::Binary(op @ (BinOp::And | BinOp::Or), ..) = cond.kind() else { return None };
+        let want = *op == BinOp::And;
+        let mut terms = Vec::new();
+        let mut stack = vec![cond];
+        while let Some(c) = stack.pop() {
+            match c.kind() {
+                ExprKind::Binary(o, a, b) if o == op => stack.extend([a, b]),
+                _ => terms.push(c),
+            }
+        }
+        if terms.len() < 2 {
+            return None;
+        }
+        let mut bounds = Vec::new();
+        for term in terms {
+            bounds.push(self.comparison_bound(term, want, depth)?);
+        }
+        Some(Candidate { likely: if want { t.clone() } else { f.clone() }, bounds })
+    }
+
+    /// Where the comparison `e` (of two `i32` operands whose difference is affine in the
+    /// loop variable) is `want` in every lane.
+    fn comparison_bound(&mut self, e: &Expr, want: bool, depth: usize) -> Option<Bound> {
+        let ExprKind::Cmp(op, a, b) = e.kind() else { return None };
+        if !is_i32(a) {
+            return None;
+        }
+        let (fa, fb) = (self.affine(a, depth)?, self.affine(b, depth)?);
+        // d = a - b, lane by lane in [d.base + lo, d.base + hi] + c·v.
+        let (c, lo, hi) = (fa.coef - fb.coef, fa.lo - fb.hi, fa.hi - fb.lo);
+        if c == 0 {
+            return None;
+        }
+        let op = if want {
+            *op
+        } else {
+            match op {
+                CmpOp::Lt => CmpOp::Ge,
+                CmpOp::Le => CmpOp::Gt,
+                CmpOp::Gt => CmpOp::Le,
+                CmpOp::Ge => CmpOp::Lt,
+                CmpOp::Eq | CmpOp::Ne => return None,
             }
         };
-        Some(Candidate { likely, bound })
+        // c·v + b_a - b_b + [lo, hi] compared with 0, in every lane.
+        Some(match op {
+            CmpOp::Lt => linear_bound(c, -1 - hi, fb.base, fa.base, true),
+            CmpOp::Le => linear_bound(c, -hi, fb.base, fa.base, true),
+            CmpOp::Gt => linear_bound(c, 1 - lo, fb.base, fa.base, false),
+            CmpOp::Ge => linear_bound(c, -lo, fb.base, fa.base, false),
+            CmpOp::Eq | CmpOp::Ne => return None,
+        })
     }
 
     /// Records the bounds of every qualifying `min`/`max` in `e`.
@@ -266,14 +319,16 @@ impl Analysis {
                 self.collect_expr(body, depth + 1);
                 self.pop_let();
             }
-            ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) => {
+            ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) | ExprKind::Select(..) => {
                 if let Some(c) = self.candidate(e, depth) {
-                    let key = match &c.bound {
-                        Bound::AtLeast(b) => format!(">={b}"),
-                        Bound::AtMost(b) => format!("<={b}"),
-                    };
-                    if self.seen.insert(key) {
-                        self.bounds.push(c.bound);
+                    for bound in c.bounds {
+                        let key = match &bound {
+                            Bound::AtLeast(b) => format!(">={b}"),
+                            Bound::AtMost(b) => format!("<={b}"),
+                        };
+                        if self.seen.insert(key) {
+                            self.bounds.push(bound);
+                        }
                     }
                 }
                 e.for_each_child(|c| self.collect_expr(c, depth));
@@ -300,6 +355,21 @@ impl Analysis {
                 }
             }
         })
+    }
+}
+
+/// The iterations where `c·v <= r` (`at_most`) or `c·v >= r`, for
+/// `r = offset + plus - minus` worked out in 64 bits, so that it cannot wrap (a clamp
+/// against a constant near the limits of i32), then clamped back into i32.
+fn linear_bound(c: i64, offset: i64, plus: Expr, minus: Expr, at_most: bool) -> Bound {
+    let wide = |e: Expr| Expr::cast(Type::i64(), e);
+    let k = |v: i64| Expr::int_imm(Type::i64(), v);
+    let r = Expr::sub(Expr::add(wide(plus), k(offset)), wide(minus));
+    match (at_most, c > 0) {
+        (true, true) => Bound::AtMost(narrow(Expr::div(r, k(c)))),
+        (true, false) => Bound::AtLeast(narrow(Expr::sub(k(0), Expr::div(r, k(-c))))),
+        (false, true) => Bound::AtLeast(narrow(Expr::div(Expr::add(r, k(c - 1)), k(c)))),
+        (false, false) => Bound::AtMost(narrow(Expr::div(Expr::sub(k(0), r), k(-c)))),
     }
 }
 
@@ -339,10 +409,12 @@ impl Steady<'_> {
                     self.analysis.pop_let();
                     Expr::let_in(name.clone(), new_value, new_body)
                 }
-                ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => match self.analysis.candidate(e, depth) {
-                    Some(c) => self.expr(if c.likely == 0 { a } else { b }),
-                    None => e.map_children(|c| self.expr(c)),
-                },
+                ExprKind::Binary(BinOp::Min | BinOp::Max, ..) | ExprKind::Select(..) => {
+                    match self.analysis.candidate(e, depth) {
+                        Some(c) => self.expr(&c.likely),
+                        None => e.map_children(|c| self.expr(c)),
+                    }
+                }
                 _ => e.map_children(|c| self.expr(c)),
             };
             self.memo.insert(key, (e.clone(), r.clone()));
