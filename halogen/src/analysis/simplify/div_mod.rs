@@ -73,6 +73,21 @@ pub(super) fn div(_s: &mut Simplifier, a: &S, b: &S) -> Option<Expr> {
             }
         }
         if no_overflow(ty) {
+            // (p / c1 + k) / c2 -> (p + k * c1) / (c1 * c2): floor((floor(p / c1) + k) / c2)
+            // is floor((p + k c1) / (c1 c2)) for positive c1, c2, and nested pyramid
+            // levels' bounds then compare (min(t / 8, (t / 4 + 1) / 2) is t / 8).
+            if let ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), inner, k) = x.kind() {
+                if let (ExprKind::Binary(BinOp::Div, p, q), Some(k)) = (inner.kind(), const_int(k)) {
+                    let k = if *op == BinOp::Add { k } else { -k };
+                    if let (Some(c1), false) = (const_int(q), p.ty().is_vector()) {
+                        let fits = |v: Option<i128>| v.filter(|v| ty.element().can_represent_int(*v as i64));
+                        if let (true, Some(kc1), Some(c1c)) = (c1 > 0, fits(k.checked_mul(c1)), fits(c1.checked_mul(c)))
+                        {
+                            return Some(Expr::div(Expr::add(p.clone(), make_int(ty, kc1)), make_int(ty, c1c)));
+                        }
+                    }
+                }
+            }
             if let Some(r) = ramp_div(x, c) {
                 return Some(r);
             }

@@ -118,6 +118,14 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
             }
         }
     }
+    // min(p / k, q / k) -> min(p, q) / k for a constant k > 0: floor division by a
+    // positive constant never decreases, so it commutes with min and max exactly, for
+    // every value (bounds of up- and down-sampled stages: min(t / 2, (t + 1) / 2) is t / 2).
+    if let (ExprKind::Binary(BinOp::Div, p, k1), ExprKind::Binary(BinOp::Div, q, k2)) = (x.kind(), y.kind()) {
+        if k1 == k2 && const_int(k1).is_some_and(|k| k > 0) {
+            return Some(Expr::div(Expr::binary(op, p.clone(), q.clone()), k1.clone()));
+        }
+    }
     if let ExprKind::Binary(yop, p, q) = y.kind() {
         // min(p, min(p, q)) -> min(p, q); min(p, max(p, q)) -> p
         if (*yop == op || *yop == other) && (p == x || q == x) {

@@ -465,3 +465,60 @@ fn float_division_by_a_power_of_two_is_a_multiplication() {
         }
     }
 }
+
+/// The rules this file's expressions exercise give the same value as the unsimplified
+/// expression at every `x` and `n` of a grid around zero (floor division of negatives
+/// included).
+fn same_values(e: &Expr) {
+    use crate::ir::semantics::{binary, Scalar};
+    fn eval(e: &Expr, x: i64, n: i64) -> i64 {
+        match e.kind() {
+            ExprKind::IntImm(v) => *v,
+            ExprKind::Var { name, .. } if &**name == "x" => x,
+            ExprKind::Var { name, .. } if &**name == "n" => n,
+            ExprKind::Binary(op, a, b) => {
+                match binary(*op, Type::i32(), Scalar::Int(eval(a, x, n)), Scalar::Int(eval(b, x, n))) {
+                    Scalar::Int(v) => v,
+                    other => panic!("{other:?}"),
+                }
+            }
+            _ => panic!("unexpected {e}"),
+        }
+    }
+    let r = simplify(e);
+    for x in -40..40 {
+        for n in [-7, 0, 5] {
+            assert_eq!(eval(&r, x, n), eval(e, x, n), "{e} -> {r} at x = {x}, n = {n}");
+        }
+    }
+}
+
+#[test]
+fn divisions_by_positive_constants_commute_with_min_and_max_and_compose() {
+    let div = |a: Expr, k: i64| Expr::div(a, i(k));
+    let nv = Expr::var(Type::i32(), "n");
+    // min(x / 2, (x + 1) / 2) is x / 2: an up-sampled stage's bounds
+    let e = Expr::min(div(x(), 2), div(add(x(), i(1)), 2));
+    assert_eq!(s(&e), "(x / 2)");
+    same_values(&e);
+    let e = Expr::max(div(x(), 2), div(add(x(), i(1)), 2));
+    assert_eq!(s(&e), "((x + 1) / 2)");
+    same_values(&e);
+    let e = Expr::min(div(x(), 4), div(nv.clone(), 4));
+    assert_eq!(s(&e), "(min(x, n) / 4)");
+    same_values(&e);
+    // (x / 4 + 1) / 2 is (x + 4) / 8, and (x / 4 - 3) / 2 is (x - 12) / 8
+    let e = div(add(div(x(), 4), i(1)), 2);
+    assert_eq!(s(&e), "((x + 4) / 8)");
+    same_values(&e);
+    let e = div(sub(div(x(), 4), i(3)), 2);
+    assert_eq!(s(&e), "((x - 12) / 8)");
+    same_values(&e);
+    // so nested pyramid levels' bounds compare
+    let e = Expr::min(div(x(), 8), div(add(div(x(), 4), i(1)), 2));
+    assert_eq!(s(&e), "(x / 8)");
+    same_values(&e);
+    // not for a negative or a non-constant divisor
+    assert_eq!(s(&Expr::min(div(x(), -2), div(add(x(), i(1)), -2))), "min((x / -2), ((x + 1) / -2))");
+    assert_eq!(s(&Expr::min(Expr::div(x(), nv.clone()), Expr::div(y(), nv))), "min((x / n), (y / n))");
+}
