@@ -27,6 +27,60 @@
 //! assert!(log_f32(-1.0).is_nan());
 //! ```
 
+/// The high part of ln 2 in the Cody–Waite reduction: 0.693359375, whose 9 significant
+/// bits make `n * LN2_HI` exact for every `n` the reduction meets.
+pub(crate) const LN2_HI: f32 = 0.693_359_4;
+/// ln 2 less [`LN2_HI`].
+pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
+/// `exp(r) ≈ 1 + r + r² · P(r)` on the reduced argument: `P`'s coefficients, highest
+/// degree first (Cephes' `expf`).
+pub(crate) const EXP_POLY: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_66, 0.5];
+/// `log(1 + f) ≈ f - f²/2 + f³ · Q(f)`: `Q`'s coefficients, highest degree first (Cephes'
+/// `logf`).
+pub(crate) const LOG_POLY: [f32; 9] = [
+    7.037_683_6e-2,
+    -1.151_461e-1,
+    1.167_699_9e-1,
+    -1.242_014_1e-1,
+    1.424_932_3e-1,
+    -0.166_680_57,
+    2.000_071_4e-1,
+    -2.499_999_4e-1,
+    0.333_333_3,
+];
+
+/// `coefs` evaluated at `x` by Horner's rule, one multiply and one add per step (never
+/// fused), in the order the C helpers use ([`horner_c`]).
+fn horner(coefs: &[f32], x: f32) -> f32 {
+    let mut p = coefs[0];
+    for c in &coefs[1..] {
+        p = p * x + c;
+    }
+    p
+}
+
+/// The C statements of [`horner`]: declares `p` of the C type `ty` and evaluates it at the
+/// variable `x`; `broadcast` names the helper that makes a vector of `ty` from a float
+/// (`None` for `float`). Each coefficient is printed with the shortest digits that read
+/// back as the same `f32`, which C rounds to exactly that value.
+pub(crate) fn horner_c(ty: &str, broadcast: Option<&str>, coefs: &[f32], x: &str) -> String {
+    let lit = |c: f32| format!("{c:e}f");
+    let first = match broadcast {
+        Some(bc) => format!("{bc}({})", lit(coefs[0])),
+        None => lit(coefs[0]),
+    };
+    let mut s = format!("    {ty} p = {first};\n");
+    for c in &coefs[1..] {
+        s.push_str(&format!("    p = p * {x} + {};\n", if *c < 0.0 { format!("({})", lit(*c)) } else { lit(*c) }));
+    }
+    s
+}
+
+/// [`LN2_HI`] and [`LN2_LO`] as C literals that read back as the same `f32`.
+pub(crate) fn ln2_c() -> (String, String) {
+    (format!("{LN2_HI:e}f"), format!("({LN2_LO:e}f)"))
+}
+
 /// `2^bits` for a biased exponent `k + 127` in the normal range.
 fn pow2(k: i32) -> f32 {
     f32::from_bits(((k + 127) as u32) << 23)
@@ -42,16 +96,10 @@ pub fn exp_f32(x: f32) -> f32 {
     let t = c * std::f32::consts::LOG2_E + 12_582_912.0;
     let n = t - 12_582_912.0;
     // r = c - n ln 2 in two parts (Cody–Waite): n * 0.693359375 is exact.
-    let r = c - n * 0.693_359_4;
-    let r = r - n * -2.121_944_4e-4;
+    let r = c - n * LN2_HI;
+    let r = r - n * LN2_LO;
     let z = r * r;
-    let mut p = 1.987_569_1e-4_f32;
-    p = p * r + 1.398_199_9e-3;
-    p = p * r + 8.333_452e-3;
-    p = p * r + 4.166_579_6e-2;
-    p = p * r + 0.166_666_66;
-    p = p * r + 0.5;
-    let p = p * z + r + 1.0;
+    let p = horner(&EXP_POLY, r) * z + r + 1.0;
     // p * 2^n, as two halves so that a subnormal result rounds once, at the end.
     let k = n as i32;
     let k1 = k / 2;
@@ -77,21 +125,12 @@ pub fn log_f32(x: f32) -> f32 {
     let e = if low { e - 1 } else { e };
     let f = if low { m + m - 1.0 } else { m - 1.0 };
     let z = f * f;
-    let mut p = 7.037_683_6e-2_f32;
-    p = p * f - 1.151_461e-1;
-    p = p * f + 1.167_699_9e-1;
-    p = p * f - 1.242_014_1e-1;
-    p = p * f + 1.424_932_3e-1;
-    p = p * f - 0.166_680_57;
-    p = p * f + 2.000_071_4e-1;
-    p = p * f - 2.499_999_4e-1;
-    p = p * f + 0.333_333_3;
     let fe = e as f32;
-    let y = p * f * z;
-    let y = y + fe * -2.121_944_4e-4;
+    let y = horner(&LOG_POLY, f) * f * z;
+    let y = y + fe * LN2_LO;
     let y = y - 0.5 * z;
     let r = f + y;
-    let r = r + fe * 0.693_359_4;
+    let r = r + fe * LN2_HI;
     let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
     let r = if x < 0.0 { f32::from_bits(0x7fc0_0000) } else { r };
     let r = if x == f32::INFINITY { x } else { r };

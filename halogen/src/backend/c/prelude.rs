@@ -8,7 +8,8 @@
 //! generated code has no undefined behaviour (the sanitizer test checks that).
 
 use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
-use crate::backend::c_like::scalar_helpers::SCALAR_HELPERS;
+use crate::backend::c_like::scalar_helpers::{float_math_helpers, SCALAR_HELPERS};
+use crate::ir::float_math::{horner_c, ln2_c, EXP_POLY, LOG_POLY};
 use crate::ir::{Type, TypeCode};
 use crate::target::MachineParams;
 use std::collections::{BTreeMap, HashSet};
@@ -405,6 +406,7 @@ pub fn fixed_prelude(machine: &MachineParams) -> String {
     ));
     s.push_str(HOST_SCALAR_BITS);
     s.push_str(SCALAR_HELPERS);
+    s.push_str(&float_math_helpers());
     s.push_str(HOST_HELPERS);
     // Outputs stream from the size of the target machine's last-level cache; defining
     // H_STREAM_MIN_BYTES when compiling the file chooses another size.
@@ -1009,22 +1011,18 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
         self.helper(format!("h_vexpf_{}", mnemonic(t)), |h| {
             let blend = h.blend(t);
             let (v, k, f, _) = Self::float_vector_names(h, t);
+            let (hi, lo) = ln2_c();
+            let poly = horner_c(&v, Some(&f), &EXP_POLY, "r");
             format!(
                 "static inline {v} h_vexpf_{v}({v} x) {{
     {v} c = {blend}(x > {f}(-104.0f), x, {f}(-104.0f));
     c = {blend}(c < {f}(89.0f), c, {f}(89.0f));
     const {v} t = c * 1.442695f + 12582912.0f;
     const {v} n = t - 12582912.0f;
-    {v} r = c - n * 0.6933594f;
-    r = r - n * -2.1219444e-4f;
+    {v} r = c - n * {hi};
+    r = r - n * {lo};
     const {v} z = r * r;
-    {v} p = {f}(1.9875691e-4f);
-    p = p * r + 1.3981999e-3f;
-    p = p * r + 8.333452e-3f;
-    p = p * r + 4.1665796e-2f;
-    p = p * r + 0.16666666f;
-    p = p * r + 0.5f;
-    p = p * z + r + 1.0f;
+{poly}    p = p * z + r + 1.0f;
     const {k} e = __builtin_convertvector(n, {k});
     const {k} e1 = e / 2;
     const {v} y = p * ({v})((e1 + 127) << 23) * ({v})((e - e1 + 127) << 23);
@@ -1042,6 +1040,8 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
             let blend = h.blend(t);
             let (v, k, f, i) = Self::float_vector_names(h, t);
             let u = h.ty(Type::u32().with_lanes(t.lanes));
+            let (hi, lo) = ln2_c();
+            let poly = horner_c(&v, Some(&f), &LOG_POLY, "f");
             format!(
                 "static inline {v} h_vlogf_{v}({v} x) {{
     const {k} sub = ({k})(({u})x < 0x00800000u);
@@ -1053,21 +1053,12 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
     const {k} e = e0 + low;
     const {v} f = {blend}(low, m + m - 1.0f, m - 1.0f);
     const {v} z = f * f;
-    {v} p = {f}(7.0376836e-2f);
-    p = p * f - 1.151461e-1f;
-    p = p * f + 1.1676999e-1f;
-    p = p * f - 1.2420141e-1f;
-    p = p * f + 1.4249323e-1f;
-    p = p * f - 0.16668057f;
-    p = p * f + 2.0000714e-1f;
-    p = p * f - 2.4999994e-1f;
-    p = p * f + 0.3333333f;
     const {v} fe = __builtin_convertvector(e, {v});
-    {v} y = p * f * z;
-    y = y + fe * -2.1219444e-4f;
+{poly}    {v} y = p * f * z;
+    y = y + fe * {lo};
     y = y - 0.5f * z;
     {v} r = f + y;
-    r = r + fe * 0.6933594f;
+    r = r + fe * {hi};
     r = {blend}(x == 0.0f, ({v})({i}(0xff800000u)), r);
     r = {blend}(x < 0.0f, ({v})({i}(0x7fc00000u)), r);
     r = {blend}(x == ({v})({i}(0x7f800000u)), x, r);

@@ -117,34 +117,38 @@ H_INLINE int32_t h_loop_end(int32_t min, int32_t extent) {
     int64_t end = (int64_t)min + (extent > 0 ? extent : 0);
     return end > INT32_MAX ? INT32_MAX : (int32_t)end;
 }
-/* Halogen's own single-precision exp and log: the operations of
-   halogen/src/ir/float_math.rs in the same order, so every target gives the interpreter's
-   bits (within 1 ulp of the exact value), and no branch, so that a vector of them becomes
-   vector code. */
-H_INLINE float h_pow2f(int32_t k) { return h_u32_to_f32((uint32_t)(k + 127) << 23); }
+"#;
 
-H_INLINE float h_expf(float x) {
+/// Halogen's own single-precision `exp` and `log` (`h_expf`, `h_logf`) as C every dialect
+/// compiles, after [`SCALAR_HELPERS`]: the operations of [`crate::ir::float_math`] in the
+/// same order, with its coefficients, so every target gives the interpreter's bits, and no
+/// branch, so that a vector of them becomes vector code.
+pub(crate) fn float_math_helpers() -> String {
+    use crate::ir::float_math::{horner_c, ln2_c, EXP_POLY, LOG_POLY};
+    let (hi, lo) = ln2_c();
+    let exp_poly = horner_c("float", None, &EXP_POLY, "r");
+    let log_poly = horner_c("float", None, &LOG_POLY, "f");
+    format!(
+        r#"
+/* ---- exp and log (halogen/src/ir/float_math.rs) ---- */
+H_INLINE float h_pow2f(int32_t k) {{ return h_u32_to_f32((uint32_t)(k + 127) << 23); }}
+
+H_INLINE float h_expf(float x) {{
     float c = x > -104.0f ? x : -104.0f;
     c = c < 89.0f ? c : 89.0f;
     const float t = c * 1.442695f + 12582912.0f;
     const float n = t - 12582912.0f;
-    float r = c - n * 0.6933594f;
-    r = r - n * -2.1219444e-4f;
+    float r = c - n * {hi};
+    r = r - n * {lo};
     const float z = r * r;
-    float p = 1.9875691e-4f;
-    p = p * r + 1.3981999e-3f;
-    p = p * r + 8.333452e-3f;
-    p = p * r + 4.1665796e-2f;
-    p = p * r + 0.16666666f;
-    p = p * r + 0.5f;
-    p = p * z + r + 1.0f;
+{exp_poly}    p = p * z + r + 1.0f;
     const int32_t k = (int32_t)n;
     const int32_t k1 = k / 2;
     const float y = p * h_pow2f(k1) * h_pow2f(k - k1);
     return x == x ? y : x;
-}
+}}
 
-H_INLINE float h_logf(float x) {
+H_INLINE float h_logf(float x) {{
     const bool sub = h_f32_to_u32(x) < 0x00800000u;
     const float xs = sub ? x * 8388608.0f : x;
     const uint32_t v = h_f32_to_u32(xs);
@@ -154,24 +158,17 @@ H_INLINE float h_logf(float x) {
     e = low ? e - 1 : e;
     const float f = low ? m + m - 1.0f : m - 1.0f;
     const float z = f * f;
-    float p = 7.0376836e-2f;
-    p = p * f - 1.151461e-1f;
-    p = p * f + 1.1676999e-1f;
-    p = p * f - 1.2420141e-1f;
-    p = p * f + 1.4249323e-1f;
-    p = p * f - 0.16668057f;
-    p = p * f + 2.0000714e-1f;
-    p = p * f - 2.4999994e-1f;
-    p = p * f + 0.3333333f;
     const float fe = (float)e;
-    float y = p * f * z;
-    y = y + fe * -2.1219444e-4f;
+{log_poly}    float y = p * f * z;
+    y = y + fe * {lo};
     y = y - 0.5f * z;
     float r = f + y;
-    r = r + fe * 0.6933594f;
+    r = r + fe * {hi};
     r = x == 0.0f ? h_u32_to_f32(0xff800000u) : r;
     r = x < 0.0f ? h_u32_to_f32(0x7fc00000u) : r;
     r = x == h_u32_to_f32(0x7f800000u) ? x : r;
     return x == x ? r : x;
+}}
+"#
+    )
 }
-"#;

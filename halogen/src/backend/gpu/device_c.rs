@@ -14,7 +14,7 @@ use super::kernel::LaunchShape;
 use crate::backend::c_like::dialect::{c99_math_function, Dialect};
 use crate::backend::c_like::names::c_string;
 use crate::backend::c_like::printer as core;
-use crate::backend::c_like::scalar_helpers::SCALAR_HELPERS;
+use crate::backend::c_like::scalar_helpers::{float_math_helpers, SCALAR_HELPERS};
 use crate::backend::c_like::syntax::strip_parens;
 use crate::backend::c_like::types::{scalar_c, storage_c};
 use crate::backend::c_like::writer::Writer;
@@ -62,6 +62,7 @@ impl Flavor {
         }
         s.push_str(LIMITS);
         s.push_str(SCALAR_HELPERS);
+        s.push_str(&float_math_helpers());
         s.push_str(KERNEL_MESSAGES);
         s
     }
