@@ -223,3 +223,20 @@ fn wrapping_boundary_conditions_have_a_steady_state_and_the_same_values() {
         }
     }
 }
+
+/// A band test that is not a boundary condition (no clamp on its likely side) leaves the
+/// loop's partitioning to its clamps: the steady state is not shrunk to the band.
+#[test]
+fn a_band_select_does_not_shrink_the_steady_state() {
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let f = Func::new("f");
+    let band = Expr::and(x.ge(10), x.lt(20));
+    f.def(x, select(band, clamped.at(x - 1), clamped.at(x + 1) * 2));
+    f.vectorize(x, 8);
+    let text = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    let body = steady_loop(&text);
+    assert!(body.contains("select("), "the band's select was peeled:\n{body}");
+    assert!(!body.contains("min(") && !body.contains("max("), "clamps left in the steady state:\n{body}");
+}

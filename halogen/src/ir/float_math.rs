@@ -87,6 +87,13 @@ fn pow2(k: i32) -> f32 {
 }
 
 /// `e^x`, within 1 ulp (see the module docs); the C helper `h_expf` computes the same bits.
+///
+/// ```
+/// use halogen::ir::float_math::exp_f32;
+/// assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+/// assert_eq!(exp_f32(100.0), f32::INFINITY);
+/// assert_eq!(exp_f32(-103.28).to_bits(), 1); // the smallest subnormal
+/// ```
 pub fn exp_f32(x: f32) -> f32 {
     // Clamped so that 2^n below is two normal halves; NaN goes to the low end here and is
     // given back at the end.
@@ -113,6 +120,13 @@ pub fn exp_f32(x: f32) -> f32 {
 
 /// The natural logarithm, within 1 ulp (see the module docs); the C helper `h_logf`
 /// computes the same bits.
+///
+/// ```
+/// use halogen::ir::float_math::log_f32;
+/// assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
+/// assert!((log_f32(f32::from_bits(1)) + 103.279).abs() < 1e-3); // a subnormal input
+/// assert!(log_f32(-0.5).is_nan());
+/// ```
 pub fn log_f32(x: f32) -> f32 {
     // Subnormals (and zero) are scaled into the normal range first.
     let sub = x.to_bits() < 0x0080_0000;

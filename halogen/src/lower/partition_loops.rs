@@ -23,7 +23,7 @@
 //! intersection of all the intervals; where it is empty the prologue and epilogue do all the
 //! work, so the result is always correct.
 
-use crate::analysis::{free_vars, substitute_map};
+use crate::analysis::{free_vars, simplify, substitute_map};
 use crate::ir::stack;
 use crate::ir::{mutate_stmt_children, BinOp, CmpOp, Expr, ExprKind, ExprNode, ForKind, Mutator, Name, Stmt, Type};
 use std::collections::{HashMap, HashSet};
@@ -56,7 +56,28 @@ enum Bound {
 #[derive(Clone, Debug)]
 struct Candidate {
     likely: Expr,
-    bounds: Vec<Bound>,
+    bounds: Vec<Limit>,
+}
+
+/// A bound with the relation it comes from: `coef·v <= threshold` (an `AtMost` for a
+/// positive `coef`...) or `>=`, the threshold an `i32` expression kept to compare two
+/// limits (a boundary condition's inside test against its clamp).
+#[derive(Clone, Debug)]
+struct Limit {
+    bound: Bound,
+    coef: i64,
+    at_most: bool,
+    threshold: Expr,
+}
+
+impl Limit {
+    /// Whether `other` is the same relation: the same coefficient and direction and a
+    /// threshold that simplifies to the same value.
+    fn same_as(&self, other: &Limit) -> bool {
+        self.coef == other.coef
+            && self.at_most == other.at_most
+            && simplify(&Expr::sub(self.threshold.clone(), other.threshold.clone())).as_int() == Some(0)
+    }
 }
 
 /// The analysis of one loop's body: the loop variable and the lets of the body in scope.
@@ -273,12 +294,52 @@ impl Analysis {
         for term in terms {
             bounds.push(self.comparison_bound(term, want, depth)?);
         }
-        Some(Candidate { likely: if want { t.clone() } else { f.clone() }, bounds })
+        let likely = if want { t } else { f };
+        // Only a boundary condition's select: its likely side clamps the index it tests to
+        // the same interval, so the select adds no bound of its own. A band test,
+        // `select(10 <= x && x < 20, a, b)`, would otherwise shrink the steady state of
+        // every clamp in the loop to the band.
+        let mut clamps = Vec::new();
+        self.clamp_limits(likely, depth, &mut HashSet::new(), &mut clamps);
+        if !bounds.iter().all(|b| clamps.iter().any(|c| b.same_as(c))) {
+            return None;
+        }
+        Some(Candidate { likely: likely.clone(), bounds })
+    }
+
+    /// The limits of the qualifying `min`/`max`es in `e`, looking through the lets of the
+    /// body.
+    fn clamp_limits(
+        &mut self,
+        e: &Expr,
+        depth: usize,
+        seen: &mut HashSet<(*const ExprNode, usize)>,
+        out: &mut Vec<Limit>,
+    ) {
+        stack::guard(|| {
+            if !seen.insert((e.ptr(), depth)) {
+                return;
+            }
+            if let ExprKind::Binary(BinOp::Min | BinOp::Max, ..) = e.kind() {
+                if let Some(c) = self.candidate(e, depth) {
+                    out.extend(c.bounds);
+                }
+            }
+            match e.kind() {
+                ExprKind::Var { name, .. } => {
+                    if let Some(i) = self.lookup(name, depth) {
+                        let value = self.lets[i].1.clone();
+                        self.clamp_limits(&value, i, seen, out);
+                    }
+                }
+                _ => e.for_each_child(|c| self.clamp_limits(c, depth, seen, out)),
+            }
+        })
     }
 
     /// Where the comparison `e` (of two `i32` operands whose difference is affine in the
     /// loop variable) is `want` in every lane.
-    fn comparison_bound(&mut self, e: &Expr, want: bool, depth: usize) -> Option<Bound> {
+    fn comparison_bound(&mut self, e: &Expr, want: bool, depth: usize) -> Option<Limit> {
         let ExprKind::Cmp(op, a, b) = e.kind() else { return None };
         if !is_i32(a) {
             return None;
@@ -321,7 +382,7 @@ impl Analysis {
             }
             ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) | ExprKind::Select(..) => {
                 if let Some(c) = self.candidate(e, depth) {
-                    for bound in c.bounds {
+                    for bound in c.bounds.into_iter().map(|l| l.bound) {
                         let key = match &bound {
                             Bound::AtLeast(b) => format!(">={b}"),
                             Bound::AtMost(b) => format!("<={b}"),
@@ -361,16 +422,18 @@ impl Analysis {
 /// The iterations where `c·v <= r` (`at_most`) or `c·v >= r`, for
 /// `r = offset + plus - minus` worked out in 64 bits, so that it cannot wrap (a clamp
 /// against a constant near the limits of i32), then clamped back into i32.
-fn linear_bound(c: i64, offset: i64, plus: Expr, minus: Expr, at_most: bool) -> Bound {
+fn linear_bound(c: i64, offset: i64, plus: Expr, minus: Expr, at_most: bool) -> Limit {
     let wide = |e: Expr| Expr::cast(Type::i64(), e);
     let k = |v: i64| Expr::int_imm(Type::i64(), v);
+    let threshold = Expr::sub(Expr::add(plus.clone(), Expr::i32(offset)), minus.clone());
     let r = Expr::sub(Expr::add(wide(plus), k(offset)), wide(minus));
-    match (at_most, c > 0) {
+    let bound = match (at_most, c > 0) {
         (true, true) => Bound::AtMost(narrow(Expr::div(r, k(c)))),
         (true, false) => Bound::AtLeast(narrow(Expr::sub(k(0), Expr::div(r, k(-c))))),
         (false, true) => Bound::AtLeast(narrow(Expr::div(Expr::add(r, k(c - 1)), k(c)))),
         (false, false) => Bound::AtMost(narrow(Expr::div(Expr::sub(k(0), r), k(-c)))),
-    }
+    };
+    Limit { bound, coef: c, at_most, threshold }
 }
 
 /// A 64-bit bound as an `i32`, clamped so that `bound + 1` still fits.
