@@ -12,7 +12,10 @@
 //! are written `select(inside, clamp(x), wrapped(x))`, as Halide writes them: a `select`
 //! whose condition is an `&&` of two or more comparisons of an affine index with an
 //! invariant is taken to be true in the steady state (an `||` of them, false), so the
-//! steady state keeps only the clamp, which it then drops too.
+//! steady state keeps only the clamp, which it then drops too. Only where the likely side
+//! clamps the tested index to the same interval, so that the select adds no bound of its
+//! own: a test of a band inside the loop is left alone rather than shrink the steady state
+//! to the band.
 //!
 //! Which `min`/`max` qualify: one operand affine in the loop variable (`c·v + base` plus a
 //! constant offset per lane), the other invariant in the loop. The affine operand is taken to
