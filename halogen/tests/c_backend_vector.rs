@@ -217,6 +217,23 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     assert!(!src.contains("h_sel_f32x8("), "the band test blends:\n{src}");
 }
 
+/// Compiles the 1-D `f` for `target` and realizes `width` values of it from `img` bound to
+/// `input`; gives the values and the C source (empty for the interpreter).
+fn realize_1d<T: Element>(
+    f: &Func,
+    input: &ImageParam,
+    img: Buffer<T>,
+    width: i32,
+    target: &Target,
+) -> (Vec<T>, String) {
+    let c = Pipeline::new(&[f]).compile(target).unwrap();
+    let mut out = Buffer::<T>::new(&[width]);
+    let mut args = Args::new();
+    args.image(input, &img);
+    c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
+    (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+}
+
 /// Vector tails kept by `GuardWithIf` load and store only their live lanes: for every
 /// element size and for 2 to 64 lanes, an input exactly as wide as the output (so a full
 /// vector at the last tail would read past it) gives the interpreter's values, and the C
@@ -231,13 +248,7 @@ fn guarded_vector_tails_of_every_element_size_give_identical_pixels() {
         if lanes > 1 {
             f.split_with(x, xo, xi, lanes, TailStrategy::GuardWithIf).vectorize(xi, lanes);
         }
-        let c = Pipeline::new(&[&f]).compile(target).unwrap();
-        let img = Buffer::<T>::from_fn(&[width], |c| fill(c[0]));
-        let mut out = Buffer::<T>::new(&[width]);
-        let mut args = Args::new();
-        args.image(&input, &img);
-        c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
-        (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+        realize_1d(&f, &input, Buffer::<T>::from_fn(&[width], |c| fill(c[0])), width, target)
     }
     fn check<T: Element>(fill: fn(i32) -> T) {
         for (lanes, width) in [(2, 3), (4, 7), (8, 21), (16, 37), (32, 45), (64, 127)] {
@@ -278,13 +289,7 @@ fn up_sampled_windows_of_every_element_size_give_identical_pixels() {
         if lanes > 1 {
             f.vectorize(x, lanes);
         }
-        let c = Pipeline::new(&[&f]).compile(target).unwrap();
-        let img = Buffer::<T>::from_fn(&[width / 2 + 1], |c| fill(c[0]));
-        let mut out = Buffer::<T>::new(&[width]);
-        let mut args = Args::new();
-        args.image(&input, &img);
-        c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
-        (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+        realize_1d(&f, &input, Buffer::<T>::from_fn(&[width / 2 + 1], |c| fill(c[0])), width, target)
     }
     fn check<T: Element>(fill: fn(i32) -> T) {
         for (lanes, width) in [(4, 9), (8, 21), (16, 40), (32, 77), (64, 130)] {

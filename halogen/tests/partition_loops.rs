@@ -13,19 +13,7 @@ const WEIGHTS: [i32; 5] = [1, 2, 3, 5, 7];
 /// A 5-tap weighted sum over `repeat_edge` of a 1-D input, vectorized by `lanes` (or not
 /// at all for 1).
 fn stencil(lanes: i32) -> (ImageParam, Func) {
-    let input = ImageParam::new(Type::i32(), 1, "input");
-    let x = Var::new("x");
-    let clamped = boundary::repeat_edge(&input, &input.bounds());
-    let f = Func::new("f");
-    let mut e = clamped.at(x - 2) * WEIGHTS[0];
-    for (k, w) in WEIGHTS.iter().enumerate().skip(1) {
-        e = e + clamped.at(x + (k as i32 - 2)) * *w;
-    }
-    f.def(x, e);
-    if lanes > 1 {
-        f.vectorize(x, lanes);
-    }
-    (input, f)
+    wrapped_stencil(|i| boundary::repeat_edge(i, &i.bounds()), lanes)
 }
 
 fn reference(input: &[i32], in_min: i32, out_min: i32, out_len: usize) -> Vec<i32> {
