@@ -496,6 +496,41 @@ fn scans_and_inline_reductions_give_the_unscheduled_pixels() {
     same_pixels::<i32>(&scans, &[4, 2], &[9, 13]);
 }
 
+/// A 3×3 window sum (an inline reduction) between two stencils, and a 5-point maximum
+/// along y feeding the output: pointwise reductions the auto-scheduler computes inside
+/// their consumers' tiles instead of as whole images.
+fn window_reductions() -> (Vec<(ImageParam, Buffer<u16>)>, Func) {
+    let input = ImageParam::new(Type::u16(), 2, "window_input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let smooth = Func::new("smooth");
+    smooth.def((x, y), (clamped.at((x - 1, y)) + clamped.at((x, y)) * 2 + clamped.at((x + 1, y))) / 4);
+    let r = RDom::new(&[(Expr::from(-1), Expr::from(3)), (Expr::from(-1), Expr::from(3))]);
+    let boxed = Func::new("boxed");
+    boxed.def((x, y), sum(Expr::cast(Type::u32(), smooth.at((x + r.x(), y + r.y())))) / 9);
+    let k = RDom::new(&[(Expr::from(-2), Expr::from(5))]);
+    let peak = Func::new("peak");
+    peak.def((x, y), Expr::cast(Type::u16(), maximum(boxed.at((x, y + k.x())) + boxed.at((x + 1, y + k.x())))));
+    input.set_estimates(&[(0, 1920), (0, 1080)]);
+    peak.set_estimates(&[(0, 1920), (0, 1080)]);
+    let img = Buffer::<u16>::from_fn(&[45, 38], |c| ((c[0] * 37 + c[1] * 91 + c[0] * c[1]) % 4001) as u16);
+    (vec![(input, img)], peak)
+}
+
+#[test]
+fn window_reductions_are_computed_inside_their_consumers_tiles() {
+    for (mins, extents) in [([0, 0], [45, 38]), ([-7, 3], [61, 17]), ([5, -2], [1, 1])] {
+        let src = same_pixels::<u16>(&window_reductions, &mins, &extents);
+        // Neither window sum goes through memory as a whole image: both are computed per
+        // tile of the output, their updates vectorized like their pure definitions.
+        let sums: Vec<&str> =
+            src.lines().filter(|l| l.contains("/* Func 'sum$") || l.contains("/* Func 'maximum$")).collect();
+        assert_eq!(sums.len(), 2, "{src}");
+        assert!(sums.iter().all(|l| l.contains(".compute_at(&peak, ")), "{src}");
+        assert!(src.matches(".update_stage(0).vectorize(x, ").count() >= 2, "{src}");
+    }
+}
+
 #[test]
 fn long_chains_are_cut_into_groups() {
     // Five stencils in a row: fusing long chains into the output's loops makes bounds

@@ -10,7 +10,7 @@ use super::graph::{Graph, Node, StageDesc};
 use super::grouping::Planned;
 use super::MachineParams;
 use crate::analysis::Scope;
-use crate::ir::{CallKind, Expr, ExprKind, Name, Visitor};
+use crate::ir::Name;
 use crate::lang::func::{Func, FuncData, FuncRef};
 use crate::lang::var::{Var, VarOrRVar};
 use crate::schedule::{FuncSchedule, StageSchedule};
@@ -254,6 +254,19 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
             chain.push(format!("vectorize({vs}, {lanes})"));
         }
         chain.done();
+        // A pointwise reduction's updates: vectors along the same dimension, outside the
+        // reduction's loops, so each vector accumulates in a register (the lowering keeps
+        // it there), as many side by side as the row fills.
+        if let (Some(lanes), Some(width)) = (*vectorize, p.update_widths.get(f)) {
+            let name = ident(&fnode.name);
+            let width = if fnode.stages[1..].iter().any(|s| !s.rvars.is_empty()) { *width } else { lanes };
+            for k in 1..fnode.stages.len() {
+                let v = &fnode.args[0];
+                let vs = src.var(v);
+                Func(fnode.fref.clone()).update_stage(k - 1).vectorize(Var::new(v), width as i32);
+                src.push(format!("{name}.update_stage({}).vectorize({vs}, {width});", k - 1));
+            }
+        }
     }
 }
 
@@ -332,30 +345,10 @@ fn gpu_tile_stage(chain: &mut Chain<'_>, node: &Node, k: usize, gpu: &crate::tar
     chain.push(format!("gpu_tile({xs}, {ys}, {xos}, {yos}, {xis}, {yis}, {w}, {h})"));
 }
 
-/// Self-references of `f` in a stage's values.
-fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
-    struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
-    impl Visitor for Calls<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { name, args, kind: CallKind::Func { .. } } = e.kind() {
-                if &**name == self.0 {
-                    self.1.push(args.clone());
-                }
-            }
-            crate::ir::walk_expr(self, e)
-        }
-    }
-    let mut c = Calls(name, Vec::new());
-    values.iter().for_each(|v| c.visit_expr(v));
-    c.1
-}
-
 /// Pure variable `d` of update stage `k` may run in parallel (or as vector lanes): every
 /// self-reference reads exactly that variable in that position (what lowering checks).
 pub(crate) fn update_var_is_independent(node: &Node, k: usize, d: usize) -> bool {
-    let stage = &node.stages[k];
-    let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
-    self_calls(&node.name, &stage.values).iter().all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
+    super::graph::self_reads_at(&node.name, &node.stages[k], d)
 }
 
 /// Points of a stage's reduction domain, from the estimates; a variable of unknown extent
@@ -464,15 +457,7 @@ pub(crate) fn apply_untiled(
             // A reduction's vector is an accumulator, and one accumulator makes every step
             // wait for the latency of the last multiply-add; up to ACCUMULATOR_VECTORS
             // registers side by side give the core independent chains to overlap.
-            let width = if stage.rvars.is_empty() {
-                lanes
-            } else {
-                (0..=ACCUMULATOR_VECTORS.ilog2())
-                    .rev()
-                    .map(|s| lanes << s)
-                    .find(|&l| extent[0] >= l as f64)
-                    .unwrap_or(lanes)
-            };
+            let width = if stage.rvars.is_empty() { lanes } else { accumulator_width(lanes, extent[0]) };
             let v = &node.args[0];
             let vs = src.var(v);
             st.vectorize(Var::new(v), width as i32);
@@ -498,6 +483,12 @@ pub(crate) fn apply_untiled(
 /// The most native vectors a reduction's update is vectorized over at once (a power of
 /// two): independent accumulators that hide the latency of a multiply-add.
 const ACCUMULATOR_VECTORS: usize = 2;
+
+/// The vector width of a reduction's update over a row of `extent` points: up to
+/// [`ACCUMULATOR_VECTORS`] vectors of `lanes`, as many as the row fills.
+pub(crate) fn accumulator_width(lanes: usize, extent: f64) -> usize {
+    (0..=ACCUMULATOR_VECTORS.ilog2()).rev().map(|s| lanes << s).find(|&l| extent >= l as f64).unwrap_or(lanes)
+}
 
 // ----- the auto-scheduler's own earlier schedules -----
 

@@ -90,7 +90,7 @@ pub(crate) struct Placement {
 /// Runs Algorithm 1 over the group's stages, given as `(stage, its consumers)` pairs,
 /// consumers first (the group output is `out`); a stage read by several members is
 /// computed at or outside the levels of all of them. `split_slides` says whether the lowering
-/// slides over the inner loop of a split. `None` if some stage cannot be computed inside
+/// slides over the inner loop of a split; `lanes_of` gives a stage's vector lanes. `None` if some stage cannot be computed inside
 /// the nest (its footprint stands still along the outermost loop: it belongs at root).
 pub(crate) fn fuse(
     nest: &Nest,
@@ -99,6 +99,7 @@ pub(crate) fn fuse(
     models: &GroupModels,
     single_stage: &dyn Fn(usize) -> bool,
     split_slides: bool,
+    lanes_of: &dyn Fn(usize) -> usize,
 ) -> Option<Vec<(usize, Placement)>> {
     let n = nest.loops.len();
     let p = &models.p;
@@ -106,6 +107,13 @@ pub(crate) fn fuse(
     for (f, consumers) in stages {
         let f = *f;
         let model = models.funcs.get(&f)?;
+        // A dimension of the footprint that moves with two dimensions of the output (a
+        // Func read both as it is and transposed) spans their hull in every tile:
+        // computed inside the tiles it would be recomputed over that hull. It belongs in
+        // a group of its own.
+        if (0..model.dims()).any(|d| (0..nest.extent.len()).filter(|&j| model.depends(d, j)).count() > 1) {
+            return None;
+        }
         let mut consumer_level = 0;
         for &consumer in consumers {
             if consumer != out {
@@ -142,6 +150,15 @@ pub(crate) fn fuse(
                 // Inside the loop, sliding along it; where the lowering cannot slide, one
                 // loop out (overlapping tiles) rather than recompute the window every time.
                 c = c.max(if can_slide(l) { l } else { l + 1 });
+            }
+        }
+        // A stage computed in vectors needs rows of a vector at least: where its box at `c`
+        // is narrower (the column a transposed read needs per row) and one loop out it is
+        // wider, it is computed there, a block of whole vectors, not lane by lane.
+        if model.dims() > 0 {
+            let row = |c: usize| model.extent(0, &nest.box_inside(c), p);
+            while c + 1 < n && row(c) < lanes_of(f) as f64 && row(c + 1) > row(c) {
+                c += 1;
             }
         }
         if c >= n {
@@ -193,7 +210,7 @@ mod tests {
     #[test]
     fn blur_x_is_computed_at_yi_and_stored_at_xo() {
         let m = blur_models();
-        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true).unwrap();
+        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true, &|_| 8).unwrap();
         // (yi, xo): compute inside the row loop, store one level out, slide along y.
         assert_eq!(placed, vec![(1, Placement { compute: 1, store: 2, slide_dim: Some(1) })]);
         // The folded buffer: one row of the tile plus the overlap, 3·Tx values.
@@ -203,7 +220,7 @@ mod tests {
         assert_eq!(f.volume(&b, &m.p), 3.0 * 256.0);
         // Without sliding over split loops, blur_x is computed per tile (at xo) instead of
         // recomputing its rows for every row of the tile.
-        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, false).unwrap();
+        let placed = fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, false, &|_| 8).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 2, store: 2, slide_dim: None })]);
     }
 
@@ -224,10 +241,10 @@ mod tests {
             extent: vec![6400.0, 4800.0],
             parallel: Some(2),
         };
-        let placed = fuse(&strips, &[(1, vec![0])], 0, &m, &|_| true, false).unwrap();
+        let placed = fuse(&strips, &[(1, vec![0])], 0, &m, &|_| true, false, &|_| 8).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 2, store: 2, slide_dim: None })]);
         // A unit-step window (the blur) slides in the same nest.
-        let placed = fuse(&strips, &[(1, vec![0])], 0, &blur_models(), &|_| true, false).unwrap();
+        let placed = fuse(&strips, &[(1, vec![0])], 0, &blur_models(), &|_| true, false, &|_| 8).unwrap();
         assert_eq!(placed, vec![(1, Placement { compute: 1, store: 2, slide_dim: Some(1) })]);
     }
 
@@ -237,6 +254,6 @@ mod tests {
         // the outermost yo forbids (it belongs at root).
         let mut m = blur_models();
         m.funcs.get_mut(&1).unwrap().slope = vec![vec![1.0, 0.0], vec![0.0, 0.0]];
-        assert_eq!(fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true), None);
+        assert_eq!(fuse(&tiled(3), &[(1, vec![0])], 0, &m, &|_| true, true, &|_| 8), None);
     }
 }

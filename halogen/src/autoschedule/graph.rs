@@ -76,6 +76,21 @@ impl Node {
     pub fn has_updates(&self) -> bool {
         self.stages.len() > 1
     }
+    /// A reduction computed point by point (`f(x, y) = 0; f(x, y) += g(x + r.x, y + r.y)`,
+    /// what an inline `sum` or `maximum` makes): every update writes the point of its own
+    /// pure variables and reads itself only there. Each point is then independent of the
+    /// others, so the Func can be computed over any box, inside a consumer's tiles like a
+    /// pure Func (it just does not slide: its updates would have to slide too).
+    pub fn is_pointwise_reduction(&self) -> bool {
+        self.has_updates()
+            && self.dims() > 0
+            && (1..self.stages.len()).all(|k| {
+                let stage = &self.stages[k];
+                stage.args.len() == self.dims()
+                    && stage.args.iter().zip(&self.args).all(|(a, v)| a.as_var() == Some(v))
+                    && (0..self.dims()).all(|d| self_reads_at(&self.name, stage, d))
+            })
+    }
     pub fn dims(&self) -> usize {
         self.args.len()
     }
@@ -195,6 +210,31 @@ impl Cost {
             }
         })
     }
+}
+
+/// Every self-reference of `stage` reads, in dimension `d`, the stage's own pure variable
+/// of that dimension (so its points along `d` are independent).
+pub(crate) fn self_reads_at(name: &str, stage: &StageDesc, d: usize) -> bool {
+    let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
+    self_calls(name, &stage.values).iter().all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
+}
+
+/// Self-references of `name` in a stage's values.
+pub(crate) fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
+    struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
+    impl Visitor for Calls<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args, kind: CallKind::Func { .. } } = e.kind() {
+                if &**name == self.0 {
+                    self.1.push(args.clone());
+                }
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut c = Calls(name, Vec::new());
+    values.iter().for_each(|v| c.visit_expr(v));
+    c.1
 }
 
 fn touched(fref: &FuncRef) -> bool {

@@ -2,8 +2,11 @@
 //!
 //! Algorithm 4: a stage with more than one consumer starts a group of its own (with its
 //! producers), and so does every stage that cannot live inside its consumer's loops (a
-//! Func with update definitions, a consumer with updates or scheduled by hand) and every
-//! stage deeper than [`MAX_FUSION_DEPTH`] below its group output. Each group output is
+//! Func with update definitions other than a pointwise reduction, a consumer scheduled by
+//! hand or with such updates) and every stage deeper than [`MAX_FUSION_DEPTH`] below its
+//! group output. A pointwise reduction (an inline `sum` over a window: see
+//! [`Node::is_pointwise_reduction`]) is a member like a pure Func, computed per tile of
+//! its consumer instead of as a whole image through memory. Each group output is
 //! computed at root; the rest of the group inside its loops.
 //!
 //! Algorithm 5: when no tiling of a group satisfies the cache constraints (or a stage of
@@ -12,9 +15,12 @@
 //! scheduled recursively, and the split with the smallest total cost wins. The last
 //! segment (the one ending in the output) is never split further than needed.
 
+use super::apply::accumulator_width;
 use super::footprint::{group_models, NumBox, Regions};
 use super::fusion::Placement;
 use super::graph::Graph;
+#[cfg(doc)]
+use super::graph::Node;
 use super::inline::effective_consumers;
 #[cfg(doc)]
 use super::inline::effective_vector_types;
@@ -64,6 +70,9 @@ pub(crate) struct Planned {
     pub members: Vec<(usize, Placement, Option<usize>)>,
     /// Lanes of the output's vectors.
     pub lanes: usize,
+    /// The vector width of each member reduction's updates (see
+    /// [`super::apply::accumulator_width`]).
+    pub update_widths: BTreeMap<usize, usize>,
 }
 
 /// The longest chain of stages computed inside one group output's loops. Lowering's
@@ -96,15 +105,18 @@ pub(crate) fn form_groups(g: &Graph, inlined: &[bool]) -> Groups {
         if n.fixed || inlined[i] {
             continue;
         }
-        if n.is_output || n.has_updates() {
+        if n.is_output || (n.has_updates() && !n.is_pointwise_reduction()) {
             outputs.push(i);
             continue;
         }
         let eff = effective_consumers(g, inlined, i);
+        // A pointwise reduction is computed inside its group like a pure Func, so its
+        // producers may join too; one that is a group output itself is not tiled.
         let fits_inside = !eff.is_empty()
             && eff.iter().all(|&c| {
                 let e = &g.nodes[c];
-                !e.fixed && !e.has_updates() && e.dims() > 0
+                let tiled_inside = !e.has_updates() || (e.is_pointwise_reduction() && consumer.contains_key(&c));
+                !e.fixed && tiled_inside && e.dims() > 0
             })
             && eff.iter().all(|&c| group_of(&consumer, c) == group_of(&consumer, eff[0]));
         let d =
@@ -134,8 +146,16 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
         let g = ctx.g;
         let node = &g.nodes[out];
         if node.has_updates() || node.dims() == 0 {
-            // Not tiled; members cannot exist (Algorithm 4 made them groups of their own).
-            return vec![Planned { out, tiling: None, members: Vec::new(), lanes: ctx.lanes(out) }];
+            // Not tiled; members cannot exist (Algorithm 4 made them groups of their own,
+            // and a pointwise reduction is never the point a group is split at).
+            debug_assert!(members.is_empty());
+            return vec![Planned {
+                out,
+                tiling: None,
+                members: Vec::new(),
+                lanes: ctx.lanes(out),
+                update_widths: BTreeMap::new(),
+            }];
         }
         if let Some(p) = try_tile(ctx, out, members, consumer) {
             return vec![p];
@@ -145,6 +165,10 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
         for &m in members {
             if ctx.budget.get() == 0 {
                 break;
+            }
+            // A reduction as a group output is not tiled (its cost would read as zero).
+            if g.nodes[m].has_updates() {
+                continue;
             }
             let sub: Vec<usize> =
                 members.iter().copied().filter(|&f| f != m && reaches_through(consumer, f, m)).collect();
@@ -181,11 +205,13 @@ pub(crate) fn plan(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTre
 }
 
 fn untiled_or_tiled(ctx: &Ctx<'_>, out: usize, consumer: &BTreeMap<usize, usize>) -> Planned {
-    try_tile(ctx, out, &[], consumer).unwrap_or(Planned {
+    let tiled = if ctx.g.nodes[out].has_updates() { None } else { try_tile(ctx, out, &[], consumer) };
+    tiled.unwrap_or(Planned {
         out,
         tiling: None,
         members: Vec::new(),
         lanes: ctx.lanes(out),
+        update_widths: BTreeMap::new(),
     })
 }
 
@@ -232,6 +258,7 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
         split_slides: ctx.split_slides,
     };
     let tiling = tile_group(&input, &models, ctx.m)?;
+    let mut update_widths = BTreeMap::new();
     let members = tiling
         .placements
         .iter()
@@ -239,10 +266,13 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
             let model = &models.funcs[f];
             let lanes = ctx.lanes(*f);
             let b = tiling.nest.box_inside(pl.compute);
-            let wide = model.dims() > 0 && model.extent(0, &b, &models.p) >= lanes as f64;
-            let vectorize = wide && pl.slide_dim != Some(0) && lanes > 1;
+            let row = if model.dims() > 0 { model.extent(0, &b, &models.p) } else { 0.0 };
+            let vectorize = row >= lanes as f64 && pl.slide_dim != Some(0) && lanes > 1;
+            if vectorize && g.nodes[*f].has_updates() {
+                update_widths.insert(*f, accumulator_width(lanes, row));
+            }
             (*f, *pl, vectorize.then_some(lanes))
         })
         .collect();
-    Some(Planned { out, tiling: Some(tiling), members, lanes: ctx.lanes(out) })
+    Some(Planned { out, tiling: Some(tiling), members, lanes: ctx.lanes(out), update_widths })
 }

@@ -3,6 +3,7 @@
 //! Algorithm 1 (a stage whose values its single consumer reads at most once gains
 //! nothing from being stored).
 
+use super::apply::reduction_iterations;
 use super::footprint::{eval_range, propagate, volume, NumBox, Regions};
 use super::graph::{Callee, Graph};
 use crate::analysis::Scope;
@@ -148,18 +149,26 @@ pub(crate) fn decide_inlining(g: &Graph, scope: &Scope, root: &Regions, reaches:
     inlined
 }
 
-/// Cost of one point of each Func with its inlined callees substituted.
-pub(crate) fn effective_ops(g: &Graph, inlined: &[bool]) -> Vec<f64> {
+/// Cost of one point of each Func with its inlined callees substituted. A pointwise
+/// reduction's point costs its pure definition plus each update once per point of its
+/// reduction domain (the work a consumer's tile pays when the reduction is computed in it).
+pub(crate) fn effective_ops(g: &Graph, scope: &Scope, inlined: &[bool]) -> Vec<f64> {
     let mut ops = vec![0.0; g.nodes.len()];
     for &i in &g.order {
         let n = &g.nodes[i];
-        let mut o = n.ops;
-        for c in n.calls.iter().filter(|c| c.stage == 0) {
-            if let Callee::Func(j) = c.callee {
-                if inlined[j] {
-                    o += ops[j];
+        let stages = if n.is_pointwise_reduction() { n.stages.len() } else { 1 };
+        let mut o = 0.0;
+        for k in 0..stages {
+            let mut stage_ops = n.stage_ops[k];
+            for c in n.calls.iter().filter(|c| c.stage == k) {
+                if let Callee::Func(j) = c.callee {
+                    if inlined[j] {
+                        stage_ops += ops[j];
+                    }
                 }
             }
+            let iterations = if k == 0 { 1.0 } else { reduction_iterations(&n.stages[k], scope, 16.0) };
+            o += stage_ops * iterations;
         }
         ops[i] = o;
     }

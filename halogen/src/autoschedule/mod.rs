@@ -11,7 +11,13 @@
 //!    trivial stages, and stages whose single consumer reads each value once, are inlined.
 //! 2. **Grouping** (`grouping.rs`; Algorithm 4): a stage with several consumers, a Func
 //!    with update definitions, or a producer of one, starts its own group, computed at
-//!    root; the other stages are computed inside their group output's loops.
+//!    root; the other stages are computed inside their group output's loops. A pointwise
+//!    reduction (each update writes and reads only the point of its pure variables: an
+//!    inline `sum` or `maximum` over a window) counts as a pure stage here: it is computed
+//!    per tile of its consumer, costed as its pure definition plus each update once per
+//!    point of its domain, with its producers fused in turn. On the development corpus
+//!    this replaced whole-image intermediates for every window reduction (`bench/corpus`
+//!    draws them often); the lowering keeps such an accumulator in a register.
 //! 3. **Tiling** (`tiling.rs`; Algorithm 3): for each loop permutation and tile size of a
 //!    small candidate set (innermost tile a multiple of the vector width and cache line,
 //!    tiles at least the overlap, buffers within L2 / LLC), the stages are placed by
@@ -49,7 +55,7 @@
 //!   segmentations in stage order.
 //! - Update stages are vectorized along their innermost dimension where its points are
 //!   independent, except scatters (histograms), whose lanes could collide; histograms and
-//!   scans stay at root. Float reductions are not factored: regrouping them changes
+//!   scans stay at root, pointwise reductions are fused (above). Float reductions are not factored: regrouping them changes
 //!   rounding.
 //!
 //! ```
@@ -255,7 +261,7 @@ fn plan_pipeline(
 ) -> (Vec<grouping::Planned>, BTreeMap<usize, footprint::NumBox>, Vec<bool>) {
     let reaches = inline::reachability(g);
     let inlined = inline::decide_inlining(g, &est.scope, root, &reaches);
-    let ops = inline::effective_ops(g, &inlined);
+    let ops = inline::effective_ops(g, &est.scope, &inlined);
     let vector_types = inline::effective_vector_types(g, &inlined);
     let grouping::Groups { outputs, consumer, consumers } = grouping::form_groups(g, &inlined);
     let mut regions: BTreeMap<usize, footprint::NumBox> = est.outputs.clone();

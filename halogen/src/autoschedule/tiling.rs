@@ -169,7 +169,8 @@ fn lane_waste(row: f64, lanes: usize) -> f64 {
 /// Cost of a nest, or `None` if it breaks a constraint.
 fn evaluate(nest: &Nest, input: &GroupInput<'_>, models: &GroupModels, m: &MachineParams) -> Option<Tiling> {
     let p = &models.p;
-    let placements = fuse(nest, input.stages, input.out, models, input.single_stage, input.split_slides)?;
+    let placements =
+        fuse(nest, input.stages, input.out, models, input.single_stage, input.split_slides, input.lanes_of)?;
     let n = nest.loops.len();
     let mut work = nest.extent.iter().product::<f64>() * input.ops[input.out];
     let mut recompute = 0.0;

@@ -10,6 +10,7 @@ use super::bounds_inference::bounds_inference;
 use super::environment::{build_environment, Environment};
 use super::loop_kinds::check_loop_kinds;
 use super::partition_loops::partition_loops;
+use super::promote_accumulators::promote_accumulators;
 use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
@@ -183,6 +184,8 @@ pub fn finish_lowering(scheduled: Scheduled) -> Result<Lowered> {
     after("vectorize", &s, &ctx, Phase::Vectorized)?;
     let s = partition_loops(s);
     after("partition loops", &s, &ctx, Phase::Vectorized)?;
+    let s = promote_accumulators(s);
+    after("promote accumulators", &s, &ctx, Phase::Vectorized)?;
     let s = simplify_stmt(&s);
     let s = cse_stmt(&s);
     after("simplify and CSE", &s, &ctx, Phase::Vectorized)?;

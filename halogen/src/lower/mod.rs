@@ -9,6 +9,7 @@ pub mod loop_kinds;
 pub mod lower;
 pub mod partition_loops;
 pub mod passes;
+pub mod promote_accumulators;
 pub mod schedule_functions;
 pub mod sliding_window;
 pub mod specialize_tails;

@@ -1,4 +1,4 @@
-//! Pass 8: partition innermost vector loops at their boundary conditions.
+//! Pass 8: partition vector loops at their boundary conditions.
 //!
 //! A clamped access such as `input[min(x + 1, last)]` (what `repeat_edge` and the
 //! ShiftInwards tail of a split leave) costs a `min`, and in a vector loop it turns a dense
@@ -7,6 +7,13 @@
 //! Halide's loop partitioning does: a prologue and an epilogue that run the body as it is,
 //! and a steady state in between where every such `min`/`max` is replaced by the operand it
 //! then equals.
+//!
+//! "Innermost" looks through loops with constant bounds (a reduction's window, `r` in
+//! `[0, 3)`): their variables count as offsets in their range, like a vector's lanes, so
+//! the loop outside them is partitioned once for every value of `r`, instead of the short
+//! loop being cut in three at every iteration of the outer one (whose bounds then cost
+//! more than the window, and which the C compiler can no longer unroll). At the ends of the
+//! outer loop the inner loops are partitioned as they would be alone.
 //!
 //! Boundary conditions that wrap the coordinate (`mirror_interior`, `repeat_image`, ...)
 //! are written `select(inside, clamp(x), wrapped(x))`, as Halide writes them: a `select`
@@ -96,6 +103,12 @@ struct Analysis {
     /// Bounds found, each once.
     bounds: Vec<Bound>,
     seen: HashSet<String>,
+    /// Loops inside the body with constant bounds (a reduction's short loops): their
+    /// variables count as offsets in `[first, last]`, like the lanes of a vector.
+    inner: HashMap<Name, (i64, i64)>,
+    /// Some bound comes from a clamp that depends on those variables too (a window
+    /// moving with the loop): only then is the loop around them partitioned.
+    window_bounds: bool,
 }
 
 fn is_i32(e: &Expr) -> bool {
@@ -103,9 +116,11 @@ fn is_i32(e: &Expr) -> bool {
 }
 
 impl Analysis {
-    fn new(var: Name) -> Analysis {
+    fn new(var: Name, inner: HashMap<Name, (i64, i64)>) -> Analysis {
         Analysis {
             var,
+            inner,
+            window_bounds: false,
             lets: Vec::new(),
             next_scope: 1,
             affine_memo: HashMap::new(),
@@ -146,12 +161,12 @@ impl Analysis {
         let r = match e.kind() {
             ExprKind::Var { name, .. } => match self.lookup(name, depth) {
                 Some(i) => self.lets[i].2,
-                None => *name == self.var,
+                None => *name == self.var || self.inner.contains_key(name),
             },
             // Rare inside a loop body's expressions: look at the free variables.
             ExprKind::Let { .. } => free_vars(e).iter().any(|n| match self.lookup(n, depth) {
                 Some(i) => self.lets[i].2,
-                None => *n == self.var,
+                None => *n == self.var || self.inner.contains_key(n),
             }),
             _ => {
                 let mut any = false;
@@ -161,6 +176,16 @@ impl Analysis {
         };
         self.varies_memo.insert(key, (e.clone(), r));
         r
+    }
+
+    /// Whether `e` depends on a variable of the constant loops inside.
+    fn mentions_inner(&self, e: &Expr, depth: usize) -> bool {
+        stack::guard(|| {
+            free_vars(e).iter().any(|v| match self.lookup(v, depth) {
+                Some(i) => self.mentions_inner(&self.lets[i].1, i),
+                None => self.inner.contains_key(v),
+            })
+        })
     }
 
     /// `e` with the loop's lets substituted, so that it means the same outside the loop.
@@ -198,6 +223,10 @@ impl Analysis {
         match e.kind() {
             ExprKind::Var { name, .. } if *name == self.var && self.lookup(name, depth).is_none() => {
                 Some(Affine { coef: 1, base: Expr::i32(0), lo: 0, hi: 0 })
+            }
+            ExprKind::Var { name, .. } if self.lookup(name, depth).is_none() => {
+                let &(lo, hi) = self.inner.get(name)?;
+                Some(Affine { coef: 0, base: Expr::i32(0), lo, hi })
             }
             ExprKind::Var { name, .. } => {
                 let i = self.lookup(name, depth)?;
@@ -385,6 +414,7 @@ impl Analysis {
             }
             ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) | ExprKind::Select(..) => {
                 if let Some(c) = self.candidate(e, depth) {
+                    self.window_bounds |= !self.inner.is_empty() && self.mentions_inner(e, depth);
                     for bound in c.bounds.into_iter().map(|l| l.bound) {
                         let key = match &bound {
                             Bound::AtLeast(b) => format!(">={b}"),
@@ -515,21 +545,32 @@ fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
     found
 }
 
-/// Partitions one innermost loop, or gives it back as it was when nothing qualifies.
-fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt> {
+/// Partitions one loop whose inner loops (`inner`) all have constant bounds, or gives
+/// `None` when nothing qualifies. Each of the three bodies then goes through `nested`,
+/// which partitions the inner loops where something is left to partition.
+fn partition(
+    name: &Name,
+    min: &Expr,
+    extent: &Expr,
+    body: &Stmt,
+    inner: HashMap<Name, (i64, i64)>,
+    nested: &dyn Fn(&Stmt) -> Stmt,
+) -> Option<Stmt> {
     if min.ty() != Type::i32() {
         return None;
     }
-    let mut analysis = Analysis::new(name.clone());
+    let mut analysis = Analysis::new(name.clone(), inner);
     analysis.collect_stmt(body);
-    if analysis.bounds.is_empty() {
+    // Around constant loops, only for a clamp of a window that moves with this loop; a
+    // tile's row loop whose only bound is its own tail guard is left to its inner loops.
+    if analysis.bounds.is_empty() || (!analysis.inner.is_empty() && !analysis.window_bounds) {
         return None;
     }
     let lower: Vec<Expr> =
         analysis.bounds.iter().filter_map(|b| if let Bound::AtLeast(x) = b { Some(x.clone()) } else { None }).collect();
     let upper: Vec<Expr> =
         analysis.bounds.iter().filter_map(|b| if let Bound::AtMost(x) = b { Some(x.clone()) } else { None }).collect();
-    let steady_body = Steady { analysis: &mut analysis, memo: HashMap::new() }.mutate_stmt(body);
+    let steady_body = nested(&Steady { analysis: &mut analysis, memo: HashMap::new() }.mutate_stmt(body));
 
     let names =
         ["loop_min", "loop_end", "steady_min", "steady_end"].map(|suffix| Name::from(format!("{name}.{suffix}")));
@@ -543,12 +584,13 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt
         Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
     };
     let mut pieces = Vec::new();
-    if !lower.is_empty() {
-        pieces.push(piece(&loop_min, &steady_min, body));
+    let edge = (!lower.is_empty() || !upper.is_empty()).then(|| nested(body));
+    if let (false, Some(edge)) = (lower.is_empty(), &edge) {
+        pieces.push(piece(&loop_min, &steady_min, edge));
     }
     pieces.push(piece(&steady_min, &steady_end, &steady_body));
-    if !upper.is_empty() {
-        pieces.push(piece(&steady_end, &loop_end, body));
+    if let (false, Some(edge)) = (upper.is_empty(), &edge) {
+        pieces.push(piece(&steady_end, &loop_end, edge));
     }
     let [n_loop_min, n_loop_end, n_steady_min, n_steady_end] = names;
     let s = Stmt::let_stmt(n_steady_end, end, Stmt::block(pieces));
@@ -564,15 +606,47 @@ fn stores_vectors(s: &Stmt) -> bool {
     any_stmt(s, &|s| matches!(s, Stmt::Store { value, .. } if value.ty().is_vector()))
 }
 
+/// The variables and ranges of the loops in `s` (a loop's body), if every one is a serial
+/// loop with constant bounds (a reduction's short loops); `None` if some loop is not.
+fn constant_inner_loops(s: &Stmt) -> Option<HashMap<Name, (i64, i64)>> {
+    let mut found = HashMap::new();
+    let mut ok = true;
+    fn walk(s: &Stmt, found: &mut HashMap<Name, (i64, i64)>, ok: &mut bool) {
+        if let Stmt::For { name, min, extent, kind, .. } = s {
+            match (kind, min.as_int(), extent.as_int()) {
+                (ForKind::Serial, Some(m), Some(e)) if e > 0 => {
+                    found.insert(name.clone(), (m, m + e - 1));
+                }
+                _ => *ok = false,
+            }
+        }
+        s.for_each_child(|c| walk(c, found, ok), |_| {});
+    }
+    walk(s, &mut found, &mut ok);
+    ok.then_some(found)
+}
+
 struct Partition;
 
 impl Mutator for Partition {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
-            Stmt::For { name, min, extent, kind: ForKind::Serial, body, .. }
-                if !any_stmt(body, &|s| matches!(s, Stmt::For { .. })) && stores_vectors(body) =>
-            {
-                partition(name, min, extent, body).unwrap_or_else(|| s.clone())
+            Stmt::For { name, min, extent, kind: ForKind::Serial, body, .. } if stores_vectors(body) => {
+                match constant_inner_loops(body) {
+                    // The innermost loop with a run-time extent: its steady state holds for
+                    // every iteration of the constant loops inside it, whose own clamps
+                    // then need no partitioning; at its ends they are partitioned as before.
+                    Some(inner) => {
+                        let has_inner = !inner.is_empty();
+                        let nested = |b: &Stmt| if has_inner { Partition.mutate_stmt(b) } else { b.clone() };
+                        match partition(name, min, extent, body, inner, &nested) {
+                            Some(p) => p,
+                            None if has_inner => mutate_stmt_children(self, s),
+                            None => s.clone(),
+                        }
+                    }
+                    None => mutate_stmt_children(self, s),
+                }
             }
             _ => mutate_stmt_children(self, s),
         }

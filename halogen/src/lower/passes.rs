@@ -11,6 +11,7 @@
 use super::bounds_inference::bounds_inference;
 use super::environment::Environment;
 use super::partition_loops::partition_loops;
+use super::promote_accumulators::promote_accumulators;
 use super::schedule_functions::schedule_functions;
 use super::sliding_window::sliding_window;
 use super::specialize_tails::specialize_tails;
@@ -41,6 +42,7 @@ pub const STMT_PASSES: &[StmtPass] = &[
     StmtPass { name: "unroll", phase: Phase::Unrolled, run: unroll },
     StmtPass { name: "vectorize", phase: Phase::Vectorized, run: vectorize },
     StmtPass { name: "partition loops", phase: Phase::Vectorized, run: |s| Ok(partition_loops(s)) },
+    StmtPass { name: "promote accumulators", phase: Phase::Vectorized, run: |s| Ok(promote_accumulators(s)) },
     StmtPass { name: "cse", phase: Phase::Vectorized, run: |s| Ok(cse_stmt(&s)) },
 ];
 
