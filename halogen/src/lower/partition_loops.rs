@@ -12,10 +12,8 @@
 //! `[0, 3)`): their variables count as offsets in their range, like a vector's lanes, so
 //! the loop outside them is partitioned once for every value of `r`, instead of the short
 //! loop being cut in three at every iteration of the outer one (whose bounds then cost
-//! more than the window, and which the C compiler can no longer unroll). The prologue and
-//! epilogue keep the body as it is (a few iterations; partitioning their inner loops too
-//! made a third more C for nothing measurable), and the steady state's inner loops are
-//! partitioned for what is left in them.
+//! more than the window, and which the C compiler can no longer unroll). At the ends of the
+//! outer loop the inner loops are partitioned as they would be alone.
 //!
 //! Boundary conditions that wrap the coordinate (`mirror_interior`, `repeat_image`, ...)
 //! are written `select(inside, clamp(x), wrapped(x))`, as Halide writes them: a `select`
@@ -548,8 +546,8 @@ fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
 }
 
 /// Partitions one loop whose inner loops (`inner`) all have constant bounds, or gives
-/// `None` when nothing qualifies. The steady state's body then goes through `nested`,
-/// which partitions its inner loops where something is left to partition.
+/// `None` when nothing qualifies. Each of the three bodies then goes through `nested`,
+/// which partitions the inner loops where something is left to partition.
 fn partition(
     name: &Name,
     min: &Expr,
@@ -586,7 +584,7 @@ fn partition(
         Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
     };
     let mut pieces = Vec::new();
-    let edge = (!lower.is_empty() || !upper.is_empty()).then(|| body.clone());
+    let edge = (!lower.is_empty() || !upper.is_empty()).then(|| nested(body));
     if let (false, Some(edge)) = (lower.is_empty(), &edge) {
         pieces.push(piece(&loop_min, &steady_min, edge));
     }
