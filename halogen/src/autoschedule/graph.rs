@@ -216,25 +216,9 @@ impl Cost {
 /// of that dimension (so its points along `d` are independent).
 pub(crate) fn self_reads_at(name: &str, stage: &StageDesc, d: usize) -> bool {
     let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
-    self_calls(name, &stage.values).iter().all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
-}
-
-/// Self-references of `name` in a stage's values.
-pub(crate) fn self_calls(name: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
-    struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
-    impl Visitor for Calls<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { name, args, kind: CallKind::Func { .. } } = e.kind() {
-                if &**name == self.0 {
-                    self.1.push(args.clone());
-                }
-            }
-            crate::ir::walk_expr(self, e)
-        }
-    }
-    let mut c = Calls(name, Vec::new());
-    values.iter().for_each(|v| c.visit_expr(v));
-    c.1
+    crate::lower::schedule_functions::self_calls(name, &stage.values)
+        .iter()
+        .all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
 }
 
 fn touched(fref: &FuncRef) -> bool {

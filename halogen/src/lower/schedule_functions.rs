@@ -2,7 +2,7 @@
 //! fuses, loop order and loop kinds, then injects each Func's production at its compute
 //! level and its storage (`Realize`) at its store level, consumers first.
 
-use super::environment::{FuncInfo, StageDef};
+use super::environment::FuncInfo;
 use super::LowerCtx;
 use crate::analysis::{expr_uses_var, substitute_map};
 use crate::error::{Error, Result};
@@ -64,8 +64,8 @@ fn describe_stage(f: &FuncInfo, k: usize) -> String {
     }
 }
 
-/// Self-references of `f` inside a stage's values.
-fn self_calls(f: &str, stage: &StageDef) -> Vec<Vec<Expr>> {
+/// Self-references of `f` inside a stage's values (the arguments of each call to `f`).
+pub(crate) fn self_calls(f: &str, values: &[Expr]) -> Vec<Vec<Expr>> {
     struct Calls<'a>(&'a str, Vec<Vec<Expr>>);
     impl Visitor for Calls<'_> {
         fn visit_expr(&mut self, e: &Expr) {
@@ -78,7 +78,7 @@ fn self_calls(f: &str, stage: &StageDef) -> Vec<Vec<Expr>> {
         }
     }
     let mut v = Calls(f, Vec::new());
-    stage.values.iter().for_each(|e| v.visit_expr(e));
+    values.iter().for_each(|e| v.visit_expr(e));
     v.1
 }
 
@@ -335,7 +335,7 @@ fn check_update_loops(
         return Ok(());
     }
     let stage = &f.stages[k];
-    let calls = self_calls(&f.name, stage);
+    let calls = self_calls(&f.name, &stage.values);
     let atomic = stage.schedule.atomic;
     if atomic {
         check_atomic_form(f, k, &calls)?;
