@@ -257,12 +257,11 @@ pub(crate) fn apply_tiled(g: &Graph, p: &Planned, src: &mut Source) {
         // A pointwise reduction's updates: vectors along the same dimension, outside the
         // reduction's loops, so each vector accumulates in a register (the lowering keeps
         // it there), as many side by side as the row fills.
-        if let (Some(lanes), Some(width)) = (*vectorize, p.update_widths.get(f)) {
+        if let Some(&width) = p.update_widths.get(f) {
             let name = ident(&fnode.name);
-            let width = if fnode.stages[1..].iter().any(|s| !s.rvars.is_empty()) { *width } else { lanes };
+            let v = &fnode.args[0];
+            let vs = src.var(v);
             for k in 1..fnode.stages.len() {
-                let v = &fnode.args[0];
-                let vs = src.var(v);
                 Func(fnode.fref.clone()).update_stage(k - 1).vectorize(Var::new(v), width as i32);
                 src.push(format!("{name}.update_stage({}).vectorize({vs}, {width});", k - 1));
             }
@@ -283,7 +282,7 @@ pub(crate) fn group_maps_to_gpu(g: &Graph, p: &Planned) -> bool {
 /// Update `k` of `node` can run over GPU tiles of its first two (or one) dimensions.
 fn gpu_update_is_legal(node: &Node, k: usize) -> bool {
     let stage = &node.stages[k];
-    let legal = |d: usize| stage.pure.iter().any(|(p, _)| *p == d) && update_var_is_independent(node, k, d);
+    let legal = |d: usize| stage.pure.iter().any(|(p, _)| *p == d) && node.update_var_is_independent(k, d);
     node.dims() > 0 && legal(0) && (node.dims() < 2 || legal(1))
 }
 
@@ -343,12 +342,6 @@ fn gpu_tile_stage(chain: &mut Chain<'_>, node: &Node, k: usize, gpu: &crate::tar
     let (w, h) = (gpu.tile[0] as i32, gpu.tile[1] as i32);
     st.gpu_tile(x, y, xo, yo, xi, yi, w, h);
     chain.push(format!("gpu_tile({xs}, {ys}, {xos}, {yos}, {xis}, {yis}, {w}, {h})"));
-}
-
-/// Pure variable `d` of update stage `k` may run in parallel (or as vector lanes): every
-/// self-reference reads exactly that variable in that position (what lowering checks).
-pub(crate) fn update_var_is_independent(node: &Node, k: usize, d: usize) -> bool {
-    super::graph::self_reads_at(&node.name, &node.stages[k], d)
 }
 
 /// Points of a stage's reduction domain, from the estimates; a variable of unknown extent
@@ -411,7 +404,7 @@ pub(crate) fn apply_untiled(
     for k in 1..node.stages.len() {
         let stage = &node.stages[k];
         let legal: Vec<usize> =
-            stage.pure.iter().map(|(d, _)| *d).filter(|&d| update_var_is_independent(node, k, d)).collect();
+            stage.pure.iter().map(|(d, _)| *d).filter(|&d| node.update_var_is_independent(k, d)).collect();
         if legal.is_empty() {
             continue;
         }

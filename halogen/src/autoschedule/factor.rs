@@ -12,7 +12,7 @@
 //! second `auto_schedule` finds a merge that is already parallel over its pure variables
 //! and leaves it alone.
 
-use super::apply::{ident, reduction_iterations, update_var_is_independent, Source};
+use super::apply::{ident, reduction_iterations, Source};
 use super::footprint::{eval_range, volume, Regions};
 use super::graph::Graph;
 use super::tiling::PARALLEL_MIN_WORK;
@@ -49,7 +49,7 @@ pub(crate) fn factor_serial_reductions(
         }
         for k in 1..node.stages.len() {
             let stage = &node.stages[k];
-            if stage.rvars.is_empty() || stage.pure.iter().any(|(d, _)| update_var_is_independent(node, k, *d)) {
+            if stage.rvars.is_empty() || stage.pure.iter().any(|(d, _)| node.update_var_is_independent(k, *d)) {
                 continue;
             }
             // The outermost reduction variable, with a known extent of at least two rows

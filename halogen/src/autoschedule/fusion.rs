@@ -97,9 +97,10 @@ pub(crate) struct Placement {
 
 /// Runs Algorithm 1 over the group's stages, given as `(stage, its consumers)` pairs,
 /// consumers first (the group output is `out`); a stage read by several members is
-/// computed at or outside the levels of all of them. `split_slides` says whether the lowering
-/// slides over the inner loop of a split; `lanes_of` gives a stage's vector lanes. `None` if some stage cannot be computed inside
-/// the nest (its footprint stands still along the outermost loop: it belongs at root).
+/// computed at or outside the levels of all of them. `split_slides` says whether the
+/// lowering slides over the inner loop of a split; `lanes_of` gives a stage's vector
+/// lanes. `None` if some stage cannot be computed inside the nest (its footprint stands
+/// still along the outermost loop, or spans the hull of two output dimensions).
 pub(crate) fn fuse(
     nest: &Nest,
     stages: &[(usize, Vec<usize>)],

@@ -88,8 +88,18 @@ impl Node {
                 let stage = &self.stages[k];
                 stage.args.len() == self.dims()
                     && stage.args.iter().zip(&self.args).all(|(a, v)| a.as_var() == Some(v))
-                    && (0..self.dims()).all(|d| self_reads_at(&self.name, stage, d))
+                    && (0..self.dims()).all(|d| self.update_var_is_independent(k, d))
             })
+    }
+    /// Pure variable `d` of update stage `k` may run in parallel (or as vector lanes):
+    /// every self-reference reads exactly that variable in that position (what lowering
+    /// checks).
+    pub fn update_var_is_independent(&self, k: usize, d: usize) -> bool {
+        let stage = &self.stages[k];
+        let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
+        crate::lower::schedule_functions::self_calls(&self.name, &stage.values)
+            .iter()
+            .all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
     }
     pub fn dims(&self) -> usize {
         self.args.len()
@@ -210,15 +220,6 @@ impl Cost {
             }
         })
     }
-}
-
-/// Every self-reference of `stage` reads, in dimension `d`, the stage's own pure variable
-/// of that dimension (so its points along `d` are independent).
-pub(crate) fn self_reads_at(name: &str, stage: &StageDesc, d: usize) -> bool {
-    let Some((_, v)) = stage.pure.iter().find(|(p, _)| *p == d) else { return false };
-    crate::lower::schedule_functions::self_calls(name, &stage.values)
-        .iter()
-        .all(|args| args.get(d).and_then(|a| a.as_var()) == Some(v))
 }
 
 fn touched(fref: &FuncRef) -> bool {

@@ -70,7 +70,7 @@ pub(crate) struct Planned {
     pub members: Vec<(usize, Placement, Option<usize>)>,
     /// Lanes of the output's vectors.
     pub lanes: usize,
-    /// The vector width of each member reduction's updates (see
+    /// The vector width of each vectorized member reduction's updates (see
     /// [`super::apply::accumulator_width`]).
     pub update_widths: BTreeMap<usize, usize>,
 }
@@ -268,8 +268,10 @@ fn try_tile(ctx: &Ctx<'_>, out: usize, members: &[usize], consumer: &BTreeMap<us
             let b = tiling.nest.box_inside(pl.compute);
             let row = if model.dims() > 0 { model.extent(0, &b, &models.p) } else { 0.0 };
             let vectorize = row >= lanes as f64 && pl.slide_dim != Some(0) && lanes > 1;
-            if vectorize && g.nodes[*f].has_updates() {
-                update_widths.insert(*f, accumulator_width(lanes, row));
+            let node = &g.nodes[*f];
+            if vectorize && node.has_updates() {
+                let reduces = node.stages[1..].iter().any(|s| !s.rvars.is_empty());
+                update_widths.insert(*f, if reduces { accumulator_width(lanes, row) } else { lanes });
             }
             (*f, *pl, vectorize.then_some(lanes))
         })

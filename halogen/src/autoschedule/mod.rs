@@ -55,8 +55,8 @@
 //!   segmentations in stage order.
 //! - Update stages are vectorized along their innermost dimension where its points are
 //!   independent, except scatters (histograms), whose lanes could collide; histograms and
-//!   scans stay at root, pointwise reductions are fused (above). Float reductions are not factored: regrouping them changes
-//!   rounding.
+//!   scans stay at root, pointwise reductions are fused (above). Float reductions are not
+//!   factored: regrouping them changes rounding.
 //!
 //! ```
 //! use halogen::prelude::*;

@@ -546,19 +546,14 @@ fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
 }
 
 /// Partitions one loop whose inner loops (`inner`) all have constant bounds, or gives
-/// `None` when nothing qualifies. Each of the three bodies then goes through `nested`,
-/// which partitions the inner loops where something is left to partition.
-fn partition(
-    name: &Name,
-    min: &Expr,
-    extent: &Expr,
-    body: &Stmt,
-    inner: HashMap<Name, (i64, i64)>,
-    nested: &dyn Fn(&Stmt) -> Stmt,
-) -> Option<Stmt> {
+/// `None` when nothing qualifies. Where there are inner loops, each of the three bodies
+/// then has them partitioned where something is left to partition.
+fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt, inner: HashMap<Name, (i64, i64)>) -> Option<Stmt> {
     if min.ty() != Type::i32() {
         return None;
     }
+    let has_inner = !inner.is_empty();
+    let nested = |b: &Stmt| if has_inner { Partition.mutate_stmt(b) } else { b.clone() };
     let mut analysis = Analysis::new(name.clone(), inner);
     analysis.collect_stmt(body);
     // Around constant loops, only for a clamp of a window that moves with this loop; a
@@ -583,14 +578,15 @@ fn partition(
     let piece = |from: &Expr, to: &Expr, body: &Stmt| {
         Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
     };
+    // Some bound exists, so the prologue or the epilogue (or both) runs the body as it is.
+    let edge = nested(body);
     let mut pieces = Vec::new();
-    let edge = (!lower.is_empty() || !upper.is_empty()).then(|| nested(body));
-    if let (false, Some(edge)) = (lower.is_empty(), &edge) {
-        pieces.push(piece(&loop_min, &steady_min, edge));
+    if !lower.is_empty() {
+        pieces.push(piece(&loop_min, &steady_min, &edge));
     }
     pieces.push(piece(&steady_min, &steady_end, &steady_body));
-    if let (false, Some(edge)) = (upper.is_empty(), &edge) {
-        pieces.push(piece(&steady_end, &loop_end, edge));
+    if !upper.is_empty() {
+        pieces.push(piece(&steady_end, &loop_end, &edge));
     }
     let [n_loop_min, n_loop_end, n_steady_min, n_steady_end] = names;
     let s = Stmt::let_stmt(n_steady_end, end, Stmt::block(pieces));
@@ -638,8 +634,7 @@ impl Mutator for Partition {
                     // then need no partitioning; at its ends they are partitioned as before.
                     Some(inner) => {
                         let has_inner = !inner.is_empty();
-                        let nested = |b: &Stmt| if has_inner { Partition.mutate_stmt(b) } else { b.clone() };
-                        match partition(name, min, extent, body, inner, &nested) {
+                        match partition(name, min, extent, body, inner) {
                             Some(p) => p,
                             None if has_inner => mutate_stmt_children(self, s),
                             None => s.clone(),

@@ -44,15 +44,13 @@ use std::collections::{HashMap, HashSet};
 /// assert!(out.contains("f[x] = f.acc0[0]"), "{out}");
 /// ```
 pub fn promote_accumulators(s: Stmt) -> Stmt {
-    Promote { in_gpu: false, count: 0, made: HashSet::new() }.mutate_stmt(&s)
+    Promote { in_gpu: false, made: HashSet::new() }.mutate_stmt(&s)
 }
 
 struct Promote {
     /// Inside a GPU kernel's loops.
     in_gpu: bool,
-    /// Accumulators made so far (their names are numbered).
-    count: usize,
-    /// The accumulators' names: never promoted again.
+    /// The accumulators made so far (numbered in order): never promoted again.
     made: HashSet<Name>,
 }
 
@@ -65,23 +63,21 @@ impl Mutator for Promote {
                 self.in_gpu = was;
                 r
             }
-            Stmt::For { name, extent, kind: ForKind::Serial, body, .. } if !self.in_gpu => {
+            Stmt::For { name, min, extent, kind: kind @ ForKind::Serial, tails, body } if !self.in_gpu => {
                 let Some((buffer, index, outside, elem)) = self.candidate(name, body) else {
                     return crate::ir::mutate_stmt_children(self, s);
                 };
-                let acc: Name = format!("{buffer}.acc{}", self.count).into();
-                self.count += 1;
+                let acc: Name = format!("{buffer}.acc{}", self.made.len()).into();
                 self.made.insert(acc.clone());
                 let lanes = index.ty().lanes;
                 let at = if lanes > 1 { Expr::ramp(Expr::i32(0), Expr::i32(1), lanes) } else { Expr::i32(0) };
                 let body = Rename { from: &buffer, index: &index, to: &acc, at: &at }.mutate_stmt(body);
-                let Stmt::For { name, min, extent: ext, kind, tails, .. } = s else { unreachable!() };
                 // The loop, with the accumulator in place of the buffer; its other
                 // buffers may have accumulators of their own.
                 let looped = self.mutate_stmt(&Stmt::For {
                     name: name.clone(),
                     min: min.clone(),
-                    extent: ext.clone(),
+                    extent: extent.clone(),
                     kind: *kind,
                     tails: tails.clone(),
                     body: Box::new(body),
@@ -120,8 +116,7 @@ impl Promote {
     fn candidate(&self, var: &Name, body: &Stmt) -> Option<(Name, Expr, Expr, Type)> {
         let mut scan = Accesses::default();
         scan.visit_stmt(body);
-        let mut bound = scan.bound.clone();
-        bound.insert(var.clone());
+        scan.bound.insert(var.clone());
         scan.stores.iter().find_map(|(buffer, index, elem, conditional)| {
             let ok = !conditional
                 && !self.made.contains(buffer)
@@ -132,7 +127,7 @@ impl Promote {
             if !ok {
                 return None;
             }
-            let outside = invariant(index, &bound, &scan.lets, 0)?;
+            let outside = invariant(index, &scan.bound, &scan.lets, 0)?;
             Some((buffer.clone(), index.clone(), outside, *elem))
         })
     }
