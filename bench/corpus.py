@@ -28,6 +28,8 @@ import json
 import math
 import os
 import platform
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -65,6 +67,10 @@ def parse_args(argv=None):
     ap.add_argument("--keep", help="keep the generated files and outputs in this folder")
     ap.add_argument("--smoke", action="store_true",
                     help="two small dev pipelines, one run each; fails unless both sides agree")
+    # Internal: run the named Halide auto-schedulers on one pipeline in this process and
+    # record them in DIR (see halide_isolated).
+    ap.add_argument("--halide-child", metavar="DIR", help=argparse.SUPPRESS)
+    ap.add_argument("--halide-variants", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     # What compare.py's helpers read.
     a.ll_levels, a.halide_strict_float, a.apps = 8, False, None
@@ -126,23 +132,7 @@ def measure(args, hb, binary, seed, work):
     in_file = os.path.join(d, "input0.npy")
     np.save(in_file, inputs[0])
     print(f"== {p.name}: {rec['stages']} stages on {p.ty} ({', '.join(rec['kinds'])})", flush=True)
-    halide_out = None
-    for name in HALIDE_AUTO:
-        kind = "auto_" + name
-        if hb.LOADED.get(name.replace("_greedy", "")):
-            r = {"error": hb.LOADED[name.replace("_greedy", "")]}
-        else:
-            out_arr = spec.make_output()
-            r = hb.run_halide_variant(spec, kind, inputs, out_arr, None, None)
-            r.pop("traceback", None)
-            if "error" not in r and halide_out is None:
-                halide_out = out_arr.copy()
-        rec["halide"][name] = r
-        if "error" in r:
-            print(f"  halide {name}: FAILED {r['error']}", flush=True)
-        else:
-            print(f"  halide {name}: {r['min_ms']:.2f} ms (schedule {r['autoschedule_s']:.2f} s, "
-                  f"jit {r['jit_s']:.2f} s)", flush=True)
+    rec["halide"], halide_out = halide_isolated(args, seed, d)
     r = compare.run_halogen(args, binary, path, "auto", [in_file], (w, h), [], d)
     out_file = os.path.join(d, f"{p.name}_auto.npy")
     if "error" not in r and halide_out is not None and os.path.isfile(out_file):
@@ -157,6 +147,88 @@ def measure(args, hb, binary, seed, work):
               flush=True)
     rec.update(ratios(rec))
     return rec
+
+
+def halide_isolated(args, seed, d):
+    """Runs Halide's auto-schedulers on pipeline `seed` in child processes.
+
+    A schedule Halide compiles can crash the process that runs it (a segmentation fault
+    in JIT code has been seen on generated pipelines). Each child records every variant
+    before and after running it in `d/halide.json`, so a crash is charged to the variant
+    that caused it, and a new child goes on with the variants after it."""
+    state_file = os.path.join(d, "halide.json")
+    out_file = os.path.join(d, "halide_out.npy")
+    for f in (state_file, out_file):
+        if os.path.exists(f):
+            os.remove(f)
+    results, remaining = {}, list(HALIDE_AUTO)
+    while remaining:
+        cmd = [sys.executable, os.path.abspath(__file__), "--halide-child", d, "--halide-variants",
+               ",".join(remaining), "--seeds", str(seed), "--size", args.size, "--runs", str(args.runs),
+               "--slow-s", str(args.slow_s), "--slow-runs", str(args.slow_runs), "--threads", str(args.threads),
+               "--anchors", args.anchors]
+        rc = subprocess.run(cmd).returncode
+        state = {"done": {}, "running": None}
+        if os.path.isfile(state_file):
+            with open(state_file) as fh:
+                state = json.load(fh)
+        results.update(state["done"])
+        crashed = state["running"]
+        if rc == 0 or crashed is None:
+            for name in remaining:
+                results.setdefault(name, {"error": f"the Halide process ended with status {rc} before running it"})
+            break
+        why = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"status {rc}"
+        results[crashed] = {"error": f"crashed the process running it ({why})"}
+        print(f"  halide {crashed}: FAILED crashed ({why})", flush=True)
+        remaining = remaining[remaining.index(crashed) + 1:]
+    halide_out = None
+    if os.path.isfile(out_file):
+        import numpy
+        halide_out = numpy.load(out_file)
+    return {name: results[name] for name in HALIDE_AUTO}, halide_out
+
+
+def halide_child(args):
+    """The child side of halide_isolated: one pipeline, the variants asked for."""
+    hb = compare.import_anchors(args)
+    names = args.halide_variants.split(",")
+    hb.load_autoschedulers(names)
+    (seed,) = seeds_of(args)
+    w, h = (int(v) for v in args.size.split("x"))
+    spec = Spec(hb, generate.draw(seed, w, h))
+    inputs = spec.make_inputs(hb.np.random.default_rng(seed))
+    state_file = os.path.join(args.halide_child, "halide.json")
+    out_file = os.path.join(args.halide_child, "halide_out.npy")
+    state = {"done": {}, "running": None}
+    if os.path.isfile(state_file):
+        with open(state_file) as fh:
+            state = json.load(fh)
+
+    def save():
+        with open(state_file + ".tmp", "w") as fh:
+            json.dump(state, fh)
+        os.replace(state_file + ".tmp", state_file)
+
+    for name in names:
+        state["running"] = name
+        save()
+        if hb.LOADED.get(name.replace("_greedy", "")):
+            r = {"error": hb.LOADED[name.replace("_greedy", "")]}
+        else:
+            out_arr = spec.make_output()
+            r = hb.run_halide_variant(spec, "auto_" + name, inputs, out_arr, None, None)
+            r.pop("traceback", None)
+            if "error" not in r and not os.path.isfile(out_file):
+                hb.np.save(out_file, out_arr)
+        if "error" in r:
+            print(f"  halide {name}: FAILED {r['error']}", flush=True)
+        else:
+            print(f"  halide {name}: {r['min_ms']:.2f} ms (schedule {r['autoschedule_s']:.2f} s, "
+                  f"jit {r['jit_s']:.2f} s)", flush=True)
+        state["done"][name] = r
+        state["running"] = None
+        save()
 
 
 def ratios(rec):
@@ -209,10 +281,11 @@ def machine_load():
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.halide_child:
+        return halide_child(args)
     if not os.path.isfile(os.path.join(args.anchors, "halide_bench.py")):
         compare.die(f"{args.anchors}/halide_bench.py not found (pass --anchors or set HALOGEN_ANCHORS)")
     hb = compare.import_anchors(args)
-    hb.load_autoschedulers(HALIDE_AUTO)
     binary = compare.halogen_binary(args)
     seeds = seeds_of(args)
     work = args.keep or tempfile.mkdtemp(prefix="halogen-corpus-")
