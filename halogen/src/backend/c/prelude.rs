@@ -383,6 +383,26 @@ static inline void h_stream_fence(void) {
 }
 "#;
 
+/// One legal vector width for every function of a file, so that calls pass wide vectors
+/// alike on both sides. Clang gives each function the widest vector width it sees in its
+/// own code; on CPUs it tunes for 256-bit vectors (Intel's AVX-512 ones) a function passing
+/// an `i32x32` and the helper receiving it could disagree on the registers (the helper
+/// read lanes 16 to 31 of its indices from its predicate: out-of-bounds loads). The
+/// intrinsics' header comes first: its functions carry widths of their own. Every file
+/// ends with [`VECTOR_WIDTH_END`].
+const VECTOR_WIDTH_START: &str = "#if defined(__clang__) && defined(__AVX512F__)
+#include <immintrin.h>
+#pragma clang attribute push(__attribute__((min_vector_width(1024))), apply_to = function)
+#endif
+";
+
+/// The end of the region [`VECTOR_WIDTH_START`] opens, at the end of every file.
+pub const VECTOR_WIDTH_END: &str = "
+#if defined(__clang__) && defined(__AVX512F__)
+#pragma clang attribute pop
+#endif
+";
+
 /// The fixed start of every generated file: includes, the runtime interface with the
 /// checks of its layout ([`super::abi`]) and the scalar helpers. `machine` is the target's:
 /// outputs of at least its last-level cache stream.
@@ -396,6 +416,7 @@ pub fn fixed_prelude(machine: &MachineParams) -> String {
     // The vector helpers are static inline, so GCC's note that passing wide vectors without
     // AVX changes the ABI does not apply.
     s.push_str("\n#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC diagnostic ignored \"-Wpsabi\"\n#endif\n");
+    s.push_str(VECTOR_WIDTH_START);
     // The prelude defines its scalar helpers for every type and a pipeline calls a few;
     // Clang warns about the rest, even static inline ones (GCC does not).
     s.push_str("#pragma GCC diagnostic ignored \"-Wunused-function\"\n");
@@ -794,6 +815,9 @@ impl Helpers {
     /// target has them (AVX-512), one dense load where every lane is on, and otherwise a
     /// per-lane loop kept out of line: inlined and unrolled at every tail and boundary site
     /// it was most of the C compiler's time and made tails cost more than the interior.
+    /// The out-of-line loop takes and gives its vectors through pointers, so that no call
+    /// passes a wide vector in registers (see `VECTOR_WIDTH_START` for how that can go
+    /// wrong).
     pub fn load_pred(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
         let b = Type::bool().with_lanes(t.lanes);
@@ -826,16 +850,18 @@ impl Helpers {
                 ),
             };
             format!(
-                "static __attribute__((noinline)) {v} h_ldp_slow_{v}(const {e} *buf, {iv} idx, {bv} p) {{
+                "static __attribute__((noinline)) void h_ldp_slow_{v}(const {e} *buf, const {iv} *idx, const {bv} *p, {v} *out) {{
     {v} r = {{0}};
     for (int i = 0; i < {n}; i++)
-        if (p[i]) r[i] = buf[idx[i]];
-{norm}    return r;
+        if ((*p)[i]) r[i] = buf[(*idx)[i]];
+{norm}    *out = r;
 }}
 static inline {v} h_ldp_{v}(const {e} *buf, {iv} idx, {bv} p) {{
     if ({dense}(idx)) {{
 {masked}    }}
-    return h_ldp_slow_{v}(buf, idx, p);
+    {v} r;
+    h_ldp_slow_{v}(buf, &idx, &p, &r);
+    return r;
 }}
 ",
                 norm = Self::normalize(t),
@@ -962,14 +988,14 @@ static inline uint64_t h_kmask_{bv}({bv} p) {{
                 None => plain,
             };
             format!(
-                "static __attribute__((noinline)) void h_stp_slow_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
+                "static __attribute__((noinline)) void h_stp_slow_{v}({e} *buf, const {iv} *idx, const {v} *v, const {bv} *p) {{
     for (int i = 0; i < {n}; i++)
-        if (p[i]) buf[idx[i]] = v[i];
+        if ((*p)[i]) buf[(*idx)[i]] = (*v)[i];
 }}
 static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
     if ({dense}(idx)) {{
 {masked}    }}
-    h_stp_slow_{v}(buf, idx, v, p);
+    h_stp_slow_{v}(buf, &idx, &v, &p);
 }}
 ",
                 n = t.lanes

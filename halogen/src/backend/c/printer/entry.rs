@@ -4,7 +4,7 @@
 
 use super::{internal, Binding, Buf, EntryBuffer, Function, Printer};
 use crate::backend::c::captures::captures;
-use crate::backend::c::prelude::fixed_prelude;
+use crate::backend::c::prelude::{fixed_prelude, VECTOR_WIDTH_END};
 use crate::backend::c::streaming::write_only;
 use crate::backend::c::types::{check, mnemonic, storage_c};
 use crate::backend::c_like::names::c_string;
@@ -97,6 +97,7 @@ impl Printer {
         }
         source.push('\n');
         source.push_str(&main);
+        source.push_str(VECTOR_WIDTH_END);
         Ok(CFile { units: split_units(&head, &self.bodies, &main), source, kernel_source })
     }
     /// Declares, for each output that `s` stores to and never loads from, whether its
@@ -164,8 +165,8 @@ fn split_units(head: &str, bodies: &[super::Body], main: &str) -> Vec<String> {
         u.0 += b.text.len();
         u.1.push_str(&format!("\n{HIDDEN} {} {}", b.signature, b.text));
     }
-    let mut out = vec![format!("{decls}\n{main}")];
-    out.extend(units.into_iter().map(|(_, text)| format!("{decls}{text}")));
+    let mut out = vec![format!("{decls}\n{main}{VECTOR_WIDTH_END}")];
+    out.extend(units.into_iter().map(|(_, text)| format!("{decls}{text}{VECTOR_WIDTH_END}")));
     out
 }
 
