@@ -531,6 +531,36 @@ fn window_reductions_are_computed_inside_their_consumers_tiles() {
     }
 }
 
+/// A normalization by a run-time divisor (`v / (x + 1)`, as after a running sum) read
+/// by a 3-tap window: the division runs lane by lane, so it is computed once per point
+/// rather than inlined into each tap, unlike the same definition with a constant divisor.
+fn divided_window(divisor_varies: bool) -> (Vec<(ImageParam, Buffer<i32>)>, Func) {
+    let input = ImageParam::new(Type::i32(), 2, "divided_input");
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let normalized = Func::new("normalized");
+    // The clamped coordinate indexes and divides, as a running sum's mean does: counted
+    // once, the definition is a load, an add and a division.
+    let xc = clamp(Expr::from(x), 0, 1000);
+    let divisor = if divisor_varies { xc.clone() + 1 } else { Expr::from(7) };
+    normalized.def((x, y), clamped.at((xc, y)) / divisor);
+    let out = Func::new("divided_out");
+    out.def((x, y), normalized.at((x - 1, y)) + normalized.at((x, y)) * 2 + normalized.at((x + 1, y)));
+    input.set_estimates(&[(0, 1536), (0, 1024)]);
+    out.set_estimates(&[(0, 1536), (0, 1024)]);
+    let img = Buffer::<i32>::from_fn(&[29, 17], |c| (c[0] * 131 + c[1] * 17) % 997 - 300);
+    (vec![(input, img)], out)
+}
+
+#[test]
+fn a_division_by_a_run_time_value_is_not_inlined_into_every_tap() {
+    let varying = same_pixels::<i32>(&|| divided_window(true), &[-3, 2], &[27, 13]);
+    assert!(varying.contains("normalized."), "{varying}");
+    assert!(!varying.contains("Inlined: normalized") && !varying.contains(", normalized"), "{varying}");
+    let constant = same_pixels::<i32>(&|| divided_window(false), &[-3, 2], &[27, 13]);
+    assert!(!constant.contains("normalized."), "{constant}");
+}
+
 #[test]
 fn long_chains_are_cut_into_groups() {
     // Five stencils in a row: fusing long chains into the output's loops makes bounds
