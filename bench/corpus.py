@@ -132,7 +132,8 @@ def measure(args, hb, binary, seed, work):
     in_file = os.path.join(d, "input0.npy")
     np.save(in_file, inputs[0])
     print(f"== {p.name}: {rec['stages']} stages on {p.ty} ({', '.join(rec['kinds'])})", flush=True)
-    rec["halide"], halide_out = halide_isolated(args, seed, d)
+    rec["halide"], halide_file = halide_isolated(args, seed, d)
+    halide_out = np.load(halide_file) if halide_file else None
     r = compare.run_halogen(args, binary, path, "auto", [in_file], (w, h), [], d)
     out_file = os.path.join(d, f"{p.name}_auto.npy")
     if "error" not in r and halide_out is not None and os.path.isfile(out_file):
@@ -150,7 +151,8 @@ def measure(args, hb, binary, seed, work):
 
 
 def halide_isolated(args, seed, d):
-    """Runs Halide's auto-schedulers on pipeline `seed` in child processes.
+    """Runs Halide's auto-schedulers on pipeline `seed` (its input in `d/input0.npy`) in
+    child processes; returns their results and the file of the first output, if any.
 
     A schedule Halide compiles can crash the process that runs it (a segmentation fault
     in JIT code has been seen on generated pipelines). Each child records every variant
@@ -182,11 +184,7 @@ def halide_isolated(args, seed, d):
         results[crashed] = {"error": f"crashed the process running it ({why})"}
         print(f"  halide {crashed}: FAILED crashed ({why})", flush=True)
         remaining = remaining[remaining.index(crashed) + 1:]
-    halide_out = None
-    if os.path.isfile(out_file):
-        import numpy
-        halide_out = numpy.load(out_file)
-    return {name: results[name] for name in HALIDE_AUTO}, halide_out
+    return {name: results[name] for name in HALIDE_AUTO}, out_file if os.path.isfile(out_file) else None
 
 
 def halide_child(args):
@@ -197,7 +195,8 @@ def halide_child(args):
     (seed,) = seeds_of(args)
     w, h = (int(v) for v in args.size.split("x"))
     spec = Spec(hb, generate.draw(seed, w, h))
-    inputs = spec.make_inputs(hb.np.random.default_rng(seed))
+    # The parent's input, so both sides surely read the same pixels.
+    inputs = [hb.np.load(os.path.join(args.halide_child, "input0.npy"))]
     state_file = os.path.join(args.halide_child, "halide.json")
     out_file = os.path.join(args.halide_child, "halide_out.npy")
     state = {"done": {}, "running": None}
