@@ -55,7 +55,7 @@ pub struct BilateralGrid {
     pub inv_r: f32,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "s_sigma",
@@ -196,6 +196,42 @@ impl BilateralGrid {
         self.out.compute_root().parallel(y).vectorize(x, 8);
     }
 
+    /// For a GPU (after Halide's GPU schedule of this app): `blurz` in 8×8 blocks of grid
+    /// cells, each block first splatting its cells' histograms into shared memory, one
+    /// thread per cell walking its `s_sigma × s_sigma` pixels (the update scatters only in
+    /// `z`, so threads over `x, y` never write the same cell); `blurx` and `blury` as
+    /// 32×8×1 tiles of `x, y, z`; the output as 32×8 tiles with the trilinear sample inlined.
+    pub fn schedule_gpu(&self) {
+        let (x, y, z, c) = (self.x, self.y, self.z, self.c);
+        let r = &self.r;
+        let (xo, yo, zo, xi, yi, zi) =
+            (Var::new("xo"), Var::new("yo"), Var::new("zo"), Var::new("xi"), Var::new("yi"), Var::new("zi"));
+        self.blurz
+            .compute_root()
+            .reorder(&[c.into(), z.into(), x.into(), y.into()])
+            .gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+        self.histogram
+            .compute_at(&self.blurz, xo)
+            .reorder(&[c.into(), z.into(), x.into(), y.into()])
+            .gpu_threads(x)
+            .gpu_threads(y);
+        self.histogram
+            .update_stage(0)
+            .reorder(&[c.into(), r.x().into(), r.y().into(), x.into(), y.into()])
+            .gpu_threads(x)
+            .gpu_threads(y)
+            .unroll_full(c);
+        for f in [&self.blurx, &self.blury] {
+            f.compute_root().reorder(&[c.into(), x.into(), y.into(), z.into()]).unroll_full(c).gpu_tile_3d(
+                [x.into(), y.into(), z.into()],
+                [xo.into(), yo.into(), zo.into()],
+                [xi.into(), yi.into(), zi.into()],
+                [32, 8, 1],
+            );
+        }
+        self.out.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.histogram, &self.blurz, &self.blurx, &self.blury, &self.interpolated, &self.out]);
@@ -300,6 +336,7 @@ impl App for BilateralGrid {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("bilateral_grid", name, SCHEDULES)),
         }
         Ok(())

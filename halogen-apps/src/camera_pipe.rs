@@ -42,7 +42,7 @@ pub struct CameraPipe {
     pub c: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 
 /// Camera RGB to output RGB (rows sum to 1, so gray stays gray).
 pub const MATRIX: [[f32; 3]; 3] = [[1.6, -0.45, -0.15], [-0.25, 1.45, -0.2], [0.0, -0.5, 1.5]];
@@ -138,6 +138,23 @@ impl CameraPipe {
         self.denoised.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
     }
 
+    /// For a GPU: the curve a kernel of its own; the output in 32×8 tiles with its three
+    /// channels unrolled in each thread; each block first denoises its tile and a
+    /// two-pixel margin into shared memory, then each thread demosaics its own pixel's
+    /// three channels into registers, from which colour correction reads (inlined).
+    pub fn schedule_gpu(&self) {
+        let (x, y, c) = (self.x, self.y, self.c);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.curve.compute_root().gpu_tile_1d(Var::new("i"), xo, xi, 64);
+        self.out
+            .bound(c, 0, 3)
+            .reorder(&[c.into(), x.into(), y.into()])
+            .unroll_full(c)
+            .gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.denoised.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
+        self.demosaiced.compute_at(&self.out, xi).reorder(&[c.into(), x.into(), y.into()]).unroll_full(c);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.denoised, &self.demosaiced, &self.corrected, &self.curve, &self.out]);
@@ -220,6 +237,7 @@ impl App for CameraPipe {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("camera_pipe", name, SCHEDULES)),
         }
         Ok(())

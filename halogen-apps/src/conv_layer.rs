@@ -61,7 +61,7 @@ pub struct ConvLayer {
     pub batch: i32,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "channels_in",
@@ -194,6 +194,31 @@ impl ConvLayer {
         self.conv.update_stage(0).unroll(rx, 2);
     }
 
+    /// For a GPU: rows and images fused into one dimension, and the output in blocks of
+    /// 32 channels × 8 columns × 1 row, one thread per output value (neighbouring threads
+    /// own neighbouring channels, so the filter's loads coalesce and the input's are one
+    /// broadcast per warp); each thread accumulates its own sum in a register over the
+    /// whole reduction.
+    pub fn schedule_gpu(&self) {
+        let (c, x, y, n) = (self.c, self.x, self.y, self.n);
+        let (yn, co, xo, yno, ci, xi, yni) = (
+            Var::new("yn"),
+            Var::new("co"),
+            Var::new("xo"),
+            Var::new("yno"),
+            Var::new("ci"),
+            Var::new("xi"),
+            Var::new("yni"),
+        );
+        self.out.fuse(y, n, yn).gpu_tile_3d(
+            [c.into(), x.into(), yn.into()],
+            [co.into(), xo.into(), yno.into()],
+            [ci.into(), xi.into(), yni.into()],
+            [32, 8, 1],
+        );
+        self.conv.compute_at(&self.out, ci);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.conv, &self.out]);
@@ -278,6 +303,7 @@ impl App for ConvLayer {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("conv_layer", name, SCHEDULES)),
         }
         Ok(())

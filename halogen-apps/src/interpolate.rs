@@ -74,7 +74,7 @@ pub struct Interpolate {
 // Halide's schedule verbatim (`Interpolate::schedule_hand_halide`) is not offered by name:
 // at the default ten levels it takes over ten minutes to lower today, which would stall
 // `halogen bench`.
-const SCHEDULES: &[&str] = &["root", "hand"];
+const SCHEDULES: &[&str] = &["root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "levels",
     default: 10.0,
@@ -256,6 +256,25 @@ impl Interpolate {
                 self.interpolated[l].store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, VEC);
             }
         }
+    }
+
+    /// For a GPU (after Halide's GPU schedule of this app): every level above the base of
+    /// both pyramids a kernel of 16×16 tiles, the channels looped in each thread; the
+    /// output 32×8 tiles with its three channels unrolled; the separable passes and the
+    /// base level inlined.
+    pub fn schedule_gpu(&self) {
+        let (x, y, c) = (self.x, self.y, self.c);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        for l in 1..self.levels {
+            for f in [&self.downsampled[l], &self.interpolated[l]] {
+                f.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            }
+        }
+        self.out
+            .bound(c, 0, 3)
+            .reorder(&[c.into(), x.into(), y.into()])
+            .unroll_full(c)
+            .gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
     /// Every Func at root, serial and scalar.
@@ -456,6 +475,7 @@ impl App for Interpolate {
         match name {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("interpolate", name, SCHEDULES)),
         }
         Ok(())

@@ -73,7 +73,7 @@ pub struct LocalLaplacian {
     pub beta: f64,
 }
 
-const SCHEDULES: &[&str] = &["root", "hand"];
+const SCHEDULES: &[&str] = &["root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[
     // Each level doubles the margin the base level is computed over, whatever the picture's
     // size: 10 levels of 32 intensities take 1.7 GB on a 16x16 picture, 12 do not fit.
@@ -349,6 +349,30 @@ impl LocalLaplacian {
         self.out_g_pyramid[0].compute_at(&self.out, yo).vectorize(x, 8);
     }
 
+    /// For a GPU (Halide's GPU schedule of this app): the remapping table, every level
+    /// above the base of the input's and the remapped Gaussian pyramids, every level of the
+    /// collapsed output pyramid and the output each a kernel of 16×8 tiles (2×2 from level
+    /// 4 up, where the levels are small), the intensities `k` and the channels looped in
+    /// each thread; the separable down-sampling passes, the Laplacian levels and the base
+    /// level's remapping are inlined.
+    pub fn schedule_gpu(&self) {
+        let (x, y, c, k) = (self.x, self.y, self.c, self.k);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.remap.compute_root().gpu_tile_1d(x, xo, xi, 64);
+        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+        for j in 0..self.levels {
+            let (w, h) = if j > 3 { (2, 2) } else { (16, 8) };
+            if j > 0 {
+                self.in_g_pyramid[j].compute_root().gpu_tile(x, y, xo, yo, xi, yi, w, h);
+                self.g_pyramid[j]
+                    .compute_root()
+                    .reorder(&[k.into(), x.into(), y.into()])
+                    .gpu_tile(x, y, xo, yo, xi, yi, w, h);
+            }
+            self.out_g_pyramid[j].compute_root().gpu_tile(x, y, xo, yo, xi, yi, w, h);
+        }
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         for f in &self.funcs {
@@ -542,6 +566,7 @@ impl App for LocalLaplacian {
         match name {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("local_laplacian", name, SCHEDULES)),
         }
         Ok(())

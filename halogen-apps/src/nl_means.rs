@@ -69,7 +69,7 @@ pub struct NlMeans {
     pub sigma: f32,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "patch_size",
@@ -229,6 +229,31 @@ impl NlMeans {
         self.w.compute_at(sum, x).vectorize(x, VEC);
     }
 
+    /// For a GPU (Halide's GPU schedule of this app): the output in 16×8 tiles; each block
+    /// keeps its tile's weighted sums (four channels) in shared memory and walks the search
+    /// offsets, and for each offset its threads compute that offset's squared differences,
+    /// vertical box sums and patch distances over the tile and its margins in shared memory,
+    /// then add their own pixel's weighted neighbour.
+    pub fn schedule_gpu(&self) {
+        let (x, y, c) = (self.x, self.y, self.c);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        let (sx, sy) = (self.s_dom.x(), self.s_dom.y());
+        let sum = &self.non_local_means_sum;
+        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+        sum.compute_at(&self.out, xo)
+            .bound(c, 0, 4)
+            .reorder(&[c.into(), x.into(), y.into()])
+            .gpu_threads(x)
+            .gpu_threads(y);
+        sum.update_stage(0)
+            .reorder(&[c.into(), x.into(), y.into(), sx.into(), sy.into()])
+            .gpu_threads(x)
+            .gpu_threads(y);
+        for f in [&self.d, &self.blur_d_y, &self.blur_d] {
+            f.compute_at(sum, sx).gpu_threads(x).gpu_threads(y);
+        }
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[
@@ -311,6 +336,7 @@ impl App for NlMeans {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("nl_means", name, SCHEDULES)),
         }
         Ok(())

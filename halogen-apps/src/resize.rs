@@ -59,7 +59,7 @@ pub struct Resize {
     pub taps: i32,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
 const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "scale",
     default: 2.0,
@@ -201,6 +201,22 @@ impl Resize {
         self.resized_x.update_stage(0).vectorize(x, 8);
     }
 
+    /// For a GPU: each axis's weights a kernel, one thread per output coordinate looping
+    /// over its taps; the horizontal pass a kernel of 32×8 tiles over the output's columns
+    /// and the input's rows (its initial value and its sum over the taps each), the
+    /// channels looped in each thread; the output in 32×8 tiles, each thread summing the
+    /// vertical pass of its own pixel in a register, channel by channel.
+    pub fn schedule_gpu(&self) {
+        let (x, y, c, k) = (self.x, self.y, self.c, self.k);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        self.kernel_x.compute_root().reorder(&[k.into(), x.into()]).gpu_tile_1d(x, xo, xi, 64);
+        self.kernel_y.compute_root().reorder(&[k.into(), y.into()]).gpu_tile_1d(y, yo, yi, 64);
+        self.resized_x.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.resized_x.update_stage(0).reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.resized_y.compute_at(&self.out, c);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[
@@ -285,6 +301,7 @@ impl App for Resize {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("resize", name, SCHEDULES)),
         }
         Ok(())
