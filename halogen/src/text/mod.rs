@@ -50,7 +50,10 @@
 //!   `round_up`, `guard_with_if`, `shift_inwards`), `tile(x, y, xi, yi, w, h)`,
 //!   `tile(x, y, xo, yo, xi, yi, w, h)`, `fuse(inner, outer, fused)`, `reorder(v, ...)`
 //!   (innermost first), `reorder_storage(v, ...)`, `parallel(v)`, `vectorize(v, n)`,
-//!   `unroll(v, n)`, `unroll_full(v)` and `bound(v, min, extent)`.
+//!   `unroll(v, n)`, `unroll_full(v)` and `bound(v, min, extent)`; for a GPU target,
+//!   `gpu_blocks(v)`, `gpu_threads(v)`, `gpu_tile(x, xo, xi, w)` (also spelt `gpu_tile_1d`),
+//!   `gpu_tile(x, y, xo, yo, xi, yi, w, h)`, `gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, w,
+//!   h, d)`, and on an update `atomic()`.
 //!
 //! # Expressions
 //! Halide's: integer literals are `i32` and float literals `f32` (each takes the other

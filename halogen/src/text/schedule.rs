@@ -46,7 +46,17 @@ const SIGNATURES: &[(&str, &[&str])] = &[
     ("unroll", &["vn"]),
     ("unroll_full", &["v"]),
     ("bound", &["vnn"]),
+    ("gpu_blocks", &["v"]),
+    ("gpu_threads", &["v"]),
+    // 1-D, 2-D and 3-D: the dimensions, the block loops, the thread loops, the tile sizes.
+    ("gpu_tile", &["vvvn", "vvvvvvnn", "vvvvvvvvvnnn"]),
+    // The Rust API's name of the 1-D form, as auto-schedules print it.
+    ("gpu_tile_1d", &["vvvn"]),
+    ("atomic", &[""]),
 ];
+
+/// Only updates have these.
+const UPDATE_ONLY: &[&str] = &["atomic"];
 
 /// Only the pure stage has these.
 const FUNC_ONLY: &[&str] =
@@ -120,6 +130,12 @@ impl Directive {
         };
         if stage.is_some() && FUNC_ONLY.contains(&method) {
             return Err(TextError::at(pos, format!("{method} applies to a Func, not to one of its updates")));
+        }
+        if stage.is_none() && UPDATE_ONLY.contains(&method) {
+            return Err(TextError::at(
+                pos,
+                format!("{method} applies to an update (f.update(n).{method}()), not to a Func"),
+            ));
         }
         let fits = sigs.iter().any(|sig| {
             if *sig == "*" {
@@ -254,6 +270,24 @@ impl Directive {
             }
             "unroll_full" => {
                 s.unroll_full(v(0));
+            }
+            "gpu_blocks" => {
+                s.gpu_blocks(v(0));
+            }
+            "gpu_threads" => {
+                s.gpu_threads(v(0));
+            }
+            "gpu_tile" | "gpu_tile_1d" if a.len() == 4 => {
+                s.gpu_tile_1d(v(0), v(1), v(2), n(3)?);
+            }
+            "gpu_tile" if a.len() == 8 => {
+                s.gpu_tile(v(0), v(1), v(2), v(3), v(4), v(5), n(6)?, n(7)?);
+            }
+            "gpu_tile" => {
+                s.gpu_tile_3d([v(0), v(1), v(2)], [v(3), v(4), v(5)], [v(6), v(7), v(8)], [n(9)?, n(10)?, n(11)?]);
+            }
+            "atomic" => {
+                s.atomic();
             }
             other => unreachable!("directive '{other}' is checked by Directive::new"),
         }

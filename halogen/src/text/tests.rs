@@ -116,3 +116,35 @@ fn keywords_are_names_where_a_name_is_expected() {
     let p = parse_pipeline(src, "t.halogen").unwrap();
     assert_eq!(&*p.output().name(), "output");
 }
+
+#[test]
+fn gpu_directives_schedule_a_text_pipeline_for_a_gpu() {
+    let src = "
+        input a : u8[2]
+        rdom r = [0, a.width] [0, a.height]
+        hist(i) = 0
+        hist(i32(a(r.x, r.y))) += 1
+        out(x, y) = hist(i32(a(x, y))) + x
+        output out
+        schedule gpu {
+            hist.compute_root().gpu_tile(i, io, ii, 64)
+            hist.update(0).atomic().gpu_tile(r.x, r.y, rxo, ryo, rxi, ryi, 8, 4)
+            out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8)
+        }
+    ";
+    let p = parse_pipeline(src, "t.halogen").unwrap();
+    p.apply_schedule("gpu").unwrap();
+    let target: Target = "host-opencl".parse().unwrap();
+    let lowered = crate::lower::lower(&[p.output().func_ref().clone()], &target).unwrap().stmt.to_string();
+    assert!(lowered.contains("gpu_block (out.s0.y.yo") && lowered.contains("gpu_thread (hist.s1.r"), "{lowered}");
+    let e = parse_pipeline(src.replace("hist.update(0).atomic()", "hist.atomic()").as_str(), "t.halogen")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("atomic applies to an update"), "{e}");
+
+    let src3 = "f(x, y, z) = x + y * z\noutput f\nschedule s { f.gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 8, 4, 2) }";
+    let p = parse_pipeline(src3, "t.halogen").unwrap();
+    p.apply_schedule("s").unwrap();
+    let lowered = crate::lower::lower(&[p.output().func_ref().clone()], &target).unwrap().stmt.to_string();
+    assert!(lowered.contains("gpu_block (f.s0.z.zo") && lowered.contains("gpu_thread (f.s0.z.zi"), "{lowered}");
+}
