@@ -273,6 +273,12 @@ enum Command {
         /// the kernels' source.
         #[arg(long, default_value = "host")]
         target: TargetArg,
+        /// For `host-cuda`: also compile the kernels with NVRTC to a cubin for the target's
+        /// compute capability (`host-cuda-cuda_capability_NN`; 90, an H100, if it names
+        /// none) into the kernel cache (`HALOGEN_CACHE_DIR`), where a run on a machine
+        /// without NVRTC finds them. Needs a binary built with the cargo feature `cuda`.
+        #[arg(long)]
+        compile_kernels: bool,
     },
     /// Run a handful of apps on a photograph and write the pictures and an HTML page.
     Demo {
@@ -422,7 +428,18 @@ fn cmd_run(
     Ok(())
 }
 
-fn cmd_lower(app: &str, schedule: &str, params: &[String], target: &Target) -> Result<(), CliError> {
+fn cmd_lower(
+    app: &str,
+    schedule: &str,
+    params: &[String],
+    target: &Target,
+    compile_kernels: bool,
+) -> Result<(), CliError> {
+    if compile_kernels && !target.has_feature(halogen::target::Feature::Cuda) {
+        return Err(CliError::new(format!(
+            "--compile-kernels compiles CUDA kernels; the target '{target}' is not a CUDA target"
+        )));
+    }
     let built = schedule::build_app(app, schedule, &config(params)?, None, None, target)?;
     // Lowered only: printing the nest needs no C compiler.
     let lowered = built.app.pipeline().lower(target)?;
@@ -435,9 +452,25 @@ fn cmd_lower(app: &str, schedule: &str, params: &[String], target: &Target) -> R
         let c = halogen::backend::c::generate(&lowered, "pipeline", target)?;
         if let Some(kernels) = c.kernel_source {
             println!("\n/* The GPU kernels ({target}) */\n{kernels}");
+            if compile_kernels {
+                compile_cuda_kernels(&kernels, target.cuda_capability().unwrap_or(90))?;
+            }
         }
     }
     Ok(())
+}
+
+/// Compiles CUDA kernels into the kernel cache with NVRTC.
+#[cfg(feature = "cuda")]
+fn compile_cuda_kernels(source: &str, capability: u32) -> Result<(), CliError> {
+    let cubin = halogen::runtime::gpu::compile_cuda(source, capability)?;
+    eprintln!("compiled the kernels for sm_{capability} ({} bytes of cubin) into the kernel cache", cubin.len());
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn compile_cuda_kernels(_source: &str, _capability: u32) -> Result<(), CliError> {
+    Err(CliError::new("--compile-kernels needs a halogen built with the cargo feature 'cuda'"))
 }
 
 /// The name under which the apps' registry finds a pipeline file: its path, which must
@@ -509,13 +542,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             inputs,
             save_outputs,
         }),
-        Command::Lower { app, pipeline, schedule, params, target } => {
+        Command::Lower { app, pipeline, schedule, params, target, compile_kernels } => {
             let app = match (app, pipeline) {
                 (_, Some(p)) => pipeline_name(&p)?,
                 (Some(a), None) => a,
                 (None, None) => return Err(CliError::new("lower: name an app or give --pipeline FILE")),
             };
-            cmd_lower(&app, &schedule, &params, &target.target())
+            cmd_lower(&app, &schedule, &params, &target.target(), compile_kernels)
         }
         Command::Demo { out, size, image, synthetic, target } => {
             let source = match (image, synthetic) {

@@ -76,10 +76,22 @@ impl Flavor {
     }
 
     /// How a pointer to device memory is declared.
-    fn global_pointer(self, elem: &str) -> String {
-        match self {
-            Flavor::OpenCL => format!("__global {elem} *"),
-            Flavor::Cuda => format!("{elem} *"),
+    /// A pointer to device memory. Buffer arguments are `restrict`: each is its own
+    /// device allocation, so no two arguments of a launch overlap; that lets the compiler
+    /// keep a loaded value across stores to other buffers (an unrolled stencil loads each
+    /// input once), and a buffer the kernel only reads is `const` as well, so its loads
+    /// may take the read-only data path.
+    fn global_pointer(self, elem: &str, access: PointerAccess) -> String {
+        let (konst, restrict) = match access {
+            PointerAccess::ReadOnly => ("const ", true),
+            PointerAccess::ReadWrite => ("", true),
+            PointerAccess::Shared => ("", false),
+        };
+        match (self, restrict) {
+            (Flavor::OpenCL, true) => format!("__global {konst}{elem} *restrict "),
+            (Flavor::OpenCL, false) => format!("__global {elem} *"),
+            (Flavor::Cuda, true) => format!("{konst}{elem} *__restrict__ "),
+            (Flavor::Cuda, false) => format!("{elem} *"),
         }
     }
 
@@ -194,8 +206,19 @@ pub struct KernelPrinter {
 pub enum Param {
     /// The variable `name` of type `ty`.
     Scalar(Name, Type),
-    /// The buffer `name` with elements of type `elem`.
-    Buffer(Name, Type),
+    /// The buffer `name` with elements of type `elem`, and whether the kernel writes it.
+    Buffer(Name, Type, bool),
+}
+
+/// How a kernel uses a pointer argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PointerAccess {
+    /// A buffer the kernel only reads.
+    ReadOnly,
+    /// A buffer the kernel writes (and may read).
+    ReadWrite,
+    /// A word every launch of every kernel may share (the error word).
+    Shared,
 }
 
 impl KernelPrinter {
@@ -245,14 +268,15 @@ impl KernelPrinter {
                     }
                     self.vars.push((n.clone(), c));
                 }
-                Param::Buffer(n, elem) => {
+                Param::Buffer(n, elem, writes) => {
                     let c = self.w.namer.fresh(n);
-                    decls.push(format!("{}{c}", self.flavor.global_pointer(storage_c(*elem))));
+                    let access = if *writes { PointerAccess::ReadWrite } else { PointerAccess::ReadOnly };
+                    decls.push(format!("{}{c}", self.flavor.global_pointer(storage_c(*elem), access)));
                     self.bufs.push((n.clone(), c, *elem));
                 }
             }
         }
-        decls.push(format!("{}h_error", self.flavor.global_pointer("int32_t")));
+        decls.push(format!("{}h_error", self.flavor.global_pointer("int32_t", PointerAccess::Shared)));
         for line in converts {
             self.w.line(line);
         }

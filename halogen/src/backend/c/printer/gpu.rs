@@ -160,7 +160,7 @@ impl Printer {
             let Some((descriptor, bits)) = buf.descriptor.clone() else {
                 return Err(internal(format!("buffer '{b}' is used by a kernel but has no descriptor")));
             };
-            params.push(Param::Buffer(b.clone(), buf.elem));
+            params.push(Param::Buffer(b.clone(), buf.elem, *writes));
             buffer_args.push((descriptor, bits | if *writes { access::WRITE } else { 0 }));
         }
         // The launch's counts, evaluated on the host.
