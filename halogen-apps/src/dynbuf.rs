@@ -380,3 +380,66 @@ mod tests {
         assert!(e.to_string().contains("at [1]: got 100, expected 100.5"), "{e}");
     }
 }
+
+/// A [`DeviceBuffer`](halogen::DeviceBuffer) of one of the element types the apps use,
+/// chosen at run time: the output of a run that leaves its result on the GPU.
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen_apps::DynDeviceBuffer;
+/// // Without an OpenCL device this is an `Err` that names what is missing.
+/// if let Ok(b) = DynDeviceBuffer::zeros(Type::u16(), &[4, 3], &"host-opencl".parse().unwrap()) {
+///     assert_eq!(b.to_host().unwrap().extents(), vec![4, 3]);
+/// }
+/// ```
+#[derive(Debug)]
+pub enum DynDeviceBuffer {
+    /// 8-bit unsigned pixels.
+    U8(halogen::DeviceBuffer<u8>),
+    /// 16-bit unsigned pixels.
+    U16(halogen::DeviceBuffer<u16>),
+    /// 32-bit signed values.
+    I32(halogen::DeviceBuffer<i32>),
+    /// 32-bit float pixels.
+    F32(halogen::DeviceBuffer<f32>),
+}
+
+macro_rules! each_device {
+    ($self:expr, $b:ident => $e:expr) => {
+        match $self {
+            DynDeviceBuffer::U8($b) => $e,
+            DynDeviceBuffer::U16($b) => $e,
+            DynDeviceBuffer::I32($b) => $e,
+            DynDeviceBuffer::F32($b) => $e,
+        }
+    };
+}
+
+impl DynDeviceBuffer {
+    /// A zero-filled buffer of `ty` with the given extents on the GPU of `target`.
+    pub fn zeros(ty: Type, extents: &[i32], target: &Target) -> halogen::Result<DynDeviceBuffer> {
+        use halogen::DeviceBuffer;
+        Ok(match ty {
+            t if t == Type::u8() => DynDeviceBuffer::U8(DeviceBuffer::new(target, extents)?),
+            t if t == Type::u16() => DynDeviceBuffer::U16(DeviceBuffer::new(target, extents)?),
+            t if t == Type::i32() => DynDeviceBuffer::I32(DeviceBuffer::new(target, extents)?),
+            t if t == Type::f32() => DynDeviceBuffer::F32(DeviceBuffer::new(target, extents)?),
+            t => return Err(halogen::Error::Buffer(format!("apps use u8, u16, i32 and f32 buffers, not {t}"))),
+        })
+    }
+
+    /// Runs `compiled` with `args` into this buffer, leaving the result on the device.
+    pub fn realize(&mut self, compiled: &Compiled, args: &Args<'_>) -> halogen::Result<()> {
+        each_device!(self, b => compiled.realize_to_device(args, b))
+    }
+
+    /// A copy on the host.
+    pub fn to_host(&self) -> halogen::Result<DynBuffer> {
+        Ok(match self {
+            DynDeviceBuffer::U8(b) => DynBuffer::U8(b.to_host()?),
+            DynDeviceBuffer::U16(b) => DynBuffer::U16(b.to_host()?),
+            DynDeviceBuffer::I32(b) => DynBuffer::I32(b.to_host()?),
+            DynDeviceBuffer::F32(b) => DynBuffer::F32(b.to_host()?),
+        })
+    }
+}

@@ -55,7 +55,7 @@ pub mod wavelet;
 
 mod common;
 
-pub use dynbuf::{DynBuffer, Mismatch, Tolerance};
+pub use dynbuf::{DynBuffer, DynDeviceBuffer, Mismatch, Tolerance};
 
 use halogen::prelude::*;
 use std::collections::BTreeMap;

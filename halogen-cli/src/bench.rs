@@ -14,7 +14,8 @@
 
 use crate::schedule::{self, BuiltApp};
 use crate::{imageio, CliError, Size, TargetArg};
-use halogen_apps::{App, Config, DynBuffer};
+use halogen::{Args, Compiled, Target};
+use halogen_apps::{App, Config, DynBuffer, DynDeviceBuffer};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -88,6 +89,8 @@ pub struct BenchOptions {
     pub fresh_cache: bool,
     /// Compile each pipeline a second time and report that time as `jit_cached_ms`.
     pub cached_jit: bool,
+    /// Keep inputs and output in device memory across the runs (a GPU target).
+    pub device_buffers: bool,
     /// Input files (`.npy` arrays or pictures), in the app's input order, instead of
     /// synthetic inputs.
     pub inputs: Vec<PathBuf>,
@@ -186,6 +189,8 @@ pub struct RunOptions {
     pub check: bool,
     /// Compile a second time to time a compile that finds its library cached.
     pub cached_jit: bool,
+    /// Keep inputs and output in device memory across the runs (a GPU target).
+    pub device_buffers: bool,
 }
 
 /// Compiles `built`'s app, runs it once to warm up, then times it as `o.protocol` says.
@@ -205,19 +210,24 @@ pub fn time_app(
         None
     };
     let mut out = DynBuffer::zeros(app.output_type(), &app.output_extents(inputs)?)?;
-    let t = Instant::now();
-    app.realize_into(&compiled, inputs, &mut out)?;
-    let first = t.elapsed().as_secs_f64();
-    let (runs, warm_again) = o.protocol.plan(first);
-    if warm_again {
-        app.realize_into(&compiled, inputs, &mut out)?;
-    }
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
+    let mut times = Vec::new();
+    let first = if o.device_buffers {
+        time_on_device(app, &compiled, inputs, &o.target.target(), &o.protocol, &mut times, &mut out)?
+    } else {
         let t = Instant::now();
         app.realize_into(&compiled, inputs, &mut out)?;
-        times.push(t.elapsed().as_secs_f64());
-    }
+        let first = t.elapsed().as_secs_f64();
+        let (runs, warm_again) = o.protocol.plan(first);
+        if warm_again {
+            app.realize_into(&compiled, inputs, &mut out)?;
+        }
+        for _ in 0..runs {
+            let t = Instant::now();
+            app.realize_into(&compiled, inputs, &mut out)?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        first
+    };
     let min = times.iter().copied().fold(f64::INFINITY, f64::min);
     let med = median(&mut times);
     let check = if o.check {
@@ -249,6 +259,40 @@ pub fn time_app(
         },
         out,
     ))
+}
+
+/// [`time_app`]'s runs with the inputs and output in device memory: the inputs copied up
+/// and the output allocated before the first run, each run's time the `realize` alone
+/// (which waits for its kernels: it reads their error word), the output read back into `out`
+/// at the end. Returns the first run's time.
+fn time_on_device(
+    app: &dyn App,
+    compiled: &Compiled,
+    inputs: &[DynBuffer],
+    target: &Target,
+    protocol: &Protocol,
+    times: &mut Vec<f64>,
+    out: &mut DynBuffer,
+) -> Result<f64, CliError> {
+    let mut args = Args::new();
+    app.bind(inputs, &mut args)?;
+    let uploaded = args.upload(target)?;
+    let args = uploaded.args();
+    let mut device_out = DynDeviceBuffer::zeros(app.output_type(), &out.extents(), target)?;
+    let t = Instant::now();
+    device_out.realize(compiled, &args)?;
+    let first = t.elapsed().as_secs_f64();
+    let (runs, warm_again) = protocol.plan(first);
+    if warm_again {
+        device_out.realize(compiled, &args)?;
+    }
+    for _ in 0..runs {
+        let t = Instant::now();
+        device_out.realize(compiled, &args)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    *out = device_out.to_host()?;
+    Ok(first)
 }
 
 /// A string as a JSON string literal.
@@ -464,7 +508,13 @@ pub fn cmd_bench(o: &BenchOptions) -> Result<(), CliError> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
-    let run = RunOptions { target: o.target.clone(), protocol: o.protocol, check: o.check, cached_jit: o.cached_jit };
+    let run = RunOptions {
+        target: o.target.clone(),
+        protocol: o.protocol,
+        check: o.check,
+        cached_jit: o.cached_jit,
+        device_buffers: o.device_buffers,
+    };
     let mut rows = Vec::new();
     for (name, sched) in &plan {
         bar.set_message(format!("{name} / {sched}"));

@@ -163,7 +163,13 @@ pub fn cmd_demo(out: &Path, size: Option<Size>, source: &Source, target: TargetA
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .map_err(CliError::from_display)?,
     );
-    let run = RunOptions { target: target.clone(), protocol: Protocol::fixed(RUNS), check: true, cached_jit: false };
+    let run = RunOptions {
+        target: target.clone(),
+        protocol: Protocol::fixed(RUNS),
+        check: true,
+        cached_jit: false,
+        device_buffers: false,
+    };
     let mut shown = Vec::new();
     for (probe, config, params) in &apps {
         let name = probe.name();

@@ -233,6 +233,12 @@ enum Command {
         /// Compile every pipeline twice and report the second, cached compile too.
         #[arg(long)]
         cached_jit: bool,
+        /// On a GPU target, keep the inputs and the output in device memory (copied up once
+        /// before the timed runs, the output read back once for `--check`), so the times are
+        /// those of a pipeline in a chain of GPU work; without it every run copies its
+        /// inputs to the device and its output back.
+        #[arg(long)]
+        device_buffers: bool,
         /// Input file (`.npy` array or picture; repeat for apps with several inputs, in the
         /// order `halogen list` shows, or give one picture to make them all) instead of
         /// synthetic inputs; needs exactly one app.
@@ -515,6 +521,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             threads,
             fresh_cache,
             cached_jit,
+            device_buffers,
             inputs,
             save_outputs,
             target,
@@ -539,6 +546,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             threads,
             fresh_cache,
             cached_jit,
+            device_buffers,
             inputs,
             save_outputs,
         }),

@@ -9,7 +9,9 @@ use crate::lang::param::{ImageParam, Param};
 use crate::lower::environment::Environment;
 use crate::lower::lower::{finish_lowering, passes_are_watched, schedule};
 use crate::lower::{lower, Lowered, Scheduled};
-use crate::runtime::{Buffer, Element, RawBuffer};
+use crate::runtime::gpu::device_buffer::{download, target_api, upload, DeviceMemory};
+use crate::runtime::gpu::DeviceBuffer;
+use crate::runtime::{Buffer, Element, RawBuffer, RawBufferMut};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -123,10 +125,66 @@ impl<'a> Args<'a> {
         self
     }
 
+    /// Binds an input image held in device memory (see [`DeviceBuffer`]): a run on that
+    /// GPU whose host code does not read the input uses the memory as it is; any other run
+    /// copies it to the host first.
+    pub fn device_image<T: Element>(&mut self, param: &ImageParam, buffer: &'a DeviceBuffer<T>) -> &mut Self {
+        self.images.insert(param.name(), buffer.raw());
+        self
+    }
+
     /// Binds a scalar parameter.
     pub fn param<T: Element>(&mut self, param: &Param<T>, value: T) -> &mut Self {
         self.params.insert(param.name(), scalar_expr(value));
         self
+    }
+
+    /// These bindings with every input image in host memory copied to the GPU of `target`
+    /// once (images already in device memory stay as they are), for runs that should not
+    /// copy their inputs each time: bind [`UploadedArgs::args`] instead.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let input = ImageParam::new(Type::u8(), 1, "doc_upload_in");
+    /// let img = Buffer::<u8>::from_vec(vec![1, 2, 3], &[3]).unwrap();
+    /// let mut args = Args::new();
+    /// args.image(&input, &img);
+    /// // A target without a GPU is an `Err` that says so.
+    /// let e = args.upload(&Target::host()).unwrap_err().to_string();
+    /// assert!(e.contains("has no GPU"), "{e}");
+    /// ```
+    pub fn upload(&self, target: &Target) -> Result<UploadedArgs<'a>> {
+        let mut images = BTreeMap::new();
+        let mut memory = Vec::new();
+        for (name, raw) in &self.images {
+            let view = match raw.device {
+                Some(_) => RawBuffer { ty: raw.ty, dims: raw.dims.clone(), bytes: &[], device: raw.device },
+                None => {
+                    let (m, view) = DeviceMemory::upload(raw, target)?;
+                    memory.push(m);
+                    view
+                }
+            };
+            images.insert(name.clone(), view);
+        }
+        Ok(UploadedArgs { images, params: self.params.clone(), _memory: memory })
+    }
+}
+
+/// Bindings whose input images were copied to a GPU by [`Args::upload`]; the copies are
+/// freed when this is dropped.
+/// Device images bound before the upload stay borrowed for `'a`.
+#[derive(Debug)]
+pub struct UploadedArgs<'a> {
+    images: BTreeMap<Name, RawBuffer<'a>>,
+    params: BTreeMap<Name, Expr>,
+    _memory: Vec<DeviceMemory>,
+}
+
+impl UploadedArgs<'_> {
+    /// The bindings, to pass to a run.
+    pub fn args(&self) -> Args<'_> {
+        Args { images: self.images.clone(), params: self.params.clone() }
     }
 }
 
@@ -166,6 +224,9 @@ pub struct Compiled {
 #[derive(Debug)]
 struct Program {
     nest: Nest,
+    /// Which buffers the final nest's host code touches, once a run with device buffers
+    /// asks (`None` if the nest could not be had).
+    host_access: OnceLock<Option<crate::backend::gpu::HostAccess>>,
 }
 
 #[derive(Debug)]
@@ -178,11 +239,23 @@ enum Nest {
 
 impl Program {
     fn lowered(lowered: Lowered) -> Program {
-        Program { nest: Nest::Final(lowered) }
+        Program { nest: Nest::Final(lowered), host_access: OnceLock::new() }
     }
 
     fn scheduled(scheduled: Scheduled) -> Program {
-        Program { nest: Nest::Pending { scheduled: Box::new(scheduled), lowered: OnceLock::new() } }
+        Program {
+            nest: Nest::Pending { scheduled: Box::new(scheduled), lowered: OnceLock::new() },
+            host_access: OnceLock::new(),
+        }
+    }
+
+    /// Whether host code of the final nest reads or writes buffer `name` (true when the nest
+    /// cannot be had: a run then keeps the buffer on the host, which is always right).
+    fn host_touches(&self, name: &Name) -> bool {
+        let access = self
+            .host_access
+            .get_or_init(|| self.final_nest().ok().map(|l| crate::backend::gpu::HostAccess::of(&l.stmt)));
+        access.as_ref().is_none_or(|a| a.host_touches(name))
     }
 
     /// The environment (what `realize` binds): lowering leaves it as scheduling made it.
@@ -276,6 +349,43 @@ impl Compiled {
     /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated
     /// (other back ends report nothing).
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
+        self.run(args, out.raw_mut())
+    }
+
+    /// Computes the output into device memory, over the region `out` covers, and leaves it
+    /// there: a GPU pipeline whose kernels write the output stores it in `out` directly, so a
+    /// chain of GPU pipelines passes its images with [`Args::device_image`] and no copies to
+    /// and from the host. Where the pipeline's host code writes the output, or the target has
+    /// no GPU of `out`'s API, the output is computed on the host and copied up after the run.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// use halogen::DeviceBuffer;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+    /// let input = ImageParam::new(Type::u8(), 2, "doc_device_in");
+    /// let f = Func::new("doc_device_f");
+    /// f.def((x, y), input.at((x, y)) / 2);
+    /// f.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+    /// let target: Target = "host-opencl".parse().unwrap();
+    /// let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+    /// let host = Buffer::<u8>::from_fn(&[40, 20], |c| (c[0] * 3 + c[1]) as u8);
+    /// // No OpenCL device here is an `Err` that names what is missing.
+    /// if let (Ok(img), Ok(mut out)) = (DeviceBuffer::from_host(&host, &target), DeviceBuffer::<u8>::new(&target, &[40, 20])) {
+    ///     let mut args = Args::new();
+    ///     args.device_image(&input, &img);
+    ///     c.realize_to_device(&args, &mut out).unwrap();
+    ///     let back = out.to_host().unwrap();
+    ///     assert_eq!(back[[5, 3]], host[[5, 3]] / 2);
+    /// }
+    /// ```
+    pub fn realize_to_device<T: Element>(&self, args: &Args<'_>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.run(args, out.raw_mut()).map(|_| ())
+    }
+
+    /// Runs over `args` into `out`, giving host copies to the device buffers the run cannot
+    /// use where they are ([`Compiled::stays_on_device`]).
+    fn run(&self, args: &Args<'_>, out: RawBufferMut<'_>) -> Result<RunStats> {
         let outputs = &self.program.env().outputs;
         if outputs.len() != 1 {
             return Err(Error::Argument(format!(
@@ -283,8 +393,42 @@ impl Compiled {
                 outputs.len()
             )));
         }
-        let bindings = Bindings::check(self.program.env(), &args.images, &args.params, vec![out.raw_mut()])?;
-        self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))
+        let out_name = outputs[0].clone();
+        let staged_inputs = args
+            .images
+            .iter()
+            .filter_map(|(name, raw)| Some((name, raw, raw.device?)))
+            .filter(|&(name, _, d)| !self.stays_on_device(name, d))
+            .map(|(name, raw, d)| Ok((name.clone(), download(d, raw.ty.bytes())?)))
+            .collect::<Result<Vec<(Name, Vec<u8>)>>>()?;
+        let mut images: BTreeMap<Name, RawBuffer<'_>> = args.images.clone();
+        for (name, bytes) in &staged_inputs {
+            let raw = images.get_mut(name).expect("staged from these images");
+            raw.bytes = bytes;
+            raw.device = None;
+        }
+        let staged_output = out.device.filter(|&d| !self.stays_on_device(&out_name, d));
+        let mut host_output = match staged_output {
+            Some(d) => vec![0u8; d.len * out.ty.bytes()],
+            None => Vec::new(),
+        };
+        let out = match staged_output {
+            Some(_) => RawBufferMut { ty: out.ty, dims: out.dims, bytes: &mut host_output, device: None },
+            None => out,
+        };
+        let bindings = Bindings::check(self.program.env(), &images, &args.params, vec![out])?;
+        let stats = self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))?;
+        if let Some(d) = staged_output {
+            upload(d, &host_output)?;
+        }
+        Ok(stats)
+    }
+
+    /// Whether this pipeline's run can use entry buffer `name` in device memory `d` as it
+    /// is: the target runs kernels on `d`'s API and no host code of the pipeline reads or
+    /// writes the buffer.
+    fn stays_on_device(&self, name: &Name, d: crate::runtime::DeviceRef) -> bool {
+        target_api(&self.target) == Some(d.api) && !self.program.host_touches(name)
     }
 }
 

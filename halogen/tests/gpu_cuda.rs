@@ -10,7 +10,7 @@
 mod common;
 
 use common::blur;
-use common::gpu::{blur_schedules, check_blur_schedules, check_updates, Updates};
+use common::gpu::{blur_schedules, check_blur_schedules, check_device_buffers, check_updates, Updates};
 use halogen::prelude::*;
 use halogen::runtime::gpu::{compile_cuda, device, Api};
 use std::io::Write;
@@ -61,4 +61,5 @@ fn on_a_cuda_device_every_schedule_gives_the_interpreters_pixels() {
     let target: Target = "host-cuda".parse().unwrap();
     check_blur_schedules(&target, 2);
     check_updates(&target, &[0, 1]);
+    check_device_buffers(&target);
 }

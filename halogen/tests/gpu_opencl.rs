@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::gpu::{blur_input, check_blur_schedules, check_updates, opencl_target, H, W};
+use common::gpu::{blur_input, check_blur_schedules, check_device_buffers, check_updates, opencl_target, H, W};
 use common::{assert_same_pixels, blur};
 use halogen::prelude::*;
 
@@ -15,6 +15,12 @@ use halogen::prelude::*;
 fn every_blur_schedule_gives_the_interpreters_pixels() {
     let Some(target) = opencl_target() else { return };
     check_blur_schedules(&target, 2);
+}
+
+#[test]
+fn buffers_in_device_memory_pass_between_runs_without_the_host() {
+    let Some(target) = opencl_target() else { return };
+    check_device_buffers(&target);
 }
 
 #[test]

@@ -72,7 +72,7 @@ fn describe_region(dims: &[BufferDim]) -> String {
 }
 
 /// Dense dims for `mins` and `extents`, checking every limit.
-fn dense_dims(mins: &[i32], extents: &[i32]) -> Result<(Vec<BufferDim>, usize)> {
+pub(crate) fn dense_dims(mins: &[i32], extents: &[i32]) -> Result<(Vec<BufferDim>, usize)> {
     if mins.len() != extents.len() {
         return Err(Error::Buffer(format!(
             "{} mins given for {} extents; give one min per dimension",
@@ -528,7 +528,7 @@ impl<T: Element> Buffer<T> {
     /// assert_eq!((r.ty, r.bytes.len(), r.len()), (Type::u16(), 4, 2));
     /// ```
     pub fn raw(&self) -> RawBuffer<'_> {
-        RawBuffer { ty: T::TYPE, dims: self.dims.clone(), bytes: bytemuck::cast_slice(&self.data) }
+        RawBuffer { ty: T::TYPE, dims: self.dims.clone(), bytes: bytemuck::cast_slice(&self.data), device: None }
     }
 
     /// A type-erased, writable view of the storage for the compiler's back ends.
@@ -540,7 +540,12 @@ impl<T: Element> Buffer<T> {
     /// assert_eq!(b[[1]], 7);
     /// ```
     pub fn raw_mut(&mut self) -> RawBufferMut<'_> {
-        RawBufferMut { ty: T::TYPE, dims: self.dims.clone(), bytes: bytemuck::cast_slice_mut(&mut self.data) }
+        RawBufferMut {
+            ty: T::TYPE,
+            dims: self.dims.clone(),
+            bytes: bytemuck::cast_slice_mut(&mut self.data),
+            device: None,
+        }
     }
 }
 
@@ -638,18 +643,36 @@ pub struct RawBuffer<'a> {
     pub ty: Type,
     /// Shape, innermost first.
     pub dims: Vec<BufferDim>,
-    /// The elements' bytes.
+    /// The elements' bytes (empty for a buffer in device memory).
     pub bytes: &'a [u8],
+    /// The device memory that holds the elements instead, for a
+    /// [`DeviceBuffer`](crate::runtime::gpu::DeviceBuffer).
+    pub device: Option<DeviceRef>,
+}
+
+/// Where a buffer's elements are in device memory: the device API, the memory's handle and
+/// its size in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceRef {
+    /// The device API the memory belongs to.
+    pub api: crate::runtime::gpu::Api,
+    /// The memory's handle.
+    pub mem: u64,
+    /// Elements the memory holds.
+    pub len: usize,
 }
 
 impl RawBuffer<'_> {
-    /// Number of elements.
+    /// Number of elements (on the device for a buffer in device memory).
     pub fn len(&self) -> usize {
-        self.bytes.len() / self.ty.bytes().max(1)
+        match self.device {
+            Some(d) => d.len,
+            None => self.bytes.len() / self.ty.bytes().max(1),
+        }
     }
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len() == 0
     }
     /// Flat element index of `coords`, or `None` if outside (see [`Buffer::index_of`]).
     pub fn index_of(&self, coords: &[i32]) -> Option<usize> {
@@ -673,18 +696,23 @@ pub struct RawBufferMut<'a> {
     pub ty: Type,
     /// Shape, innermost first.
     pub dims: Vec<BufferDim>,
-    /// The elements' bytes.
+    /// The elements' bytes (empty for a buffer in device memory).
     pub bytes: &'a mut [u8],
+    /// The device memory that holds the elements instead (see [`RawBuffer::device`]).
+    pub device: Option<DeviceRef>,
 }
 
 impl RawBufferMut<'_> {
-    /// Number of elements.
+    /// Number of elements (on the device for a buffer in device memory).
     pub fn len(&self) -> usize {
-        self.bytes.len() / self.ty.bytes().max(1)
+        match self.device {
+            Some(d) => d.len,
+            None => self.bytes.len() / self.ty.bytes().max(1),
+        }
     }
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len() == 0
     }
     /// Flat element index of `coords`, or `None` if outside (see [`Buffer::index_of`]).
     pub fn index_of(&self, coords: &[i32]) -> Option<usize> {
@@ -692,7 +720,7 @@ impl RawBufferMut<'_> {
     }
     /// A read-only view of the same storage.
     pub fn as_raw(&self) -> RawBuffer<'_> {
-        RawBuffer { ty: self.ty, dims: self.dims.clone(), bytes: self.bytes }
+        RawBuffer { ty: self.ty, dims: self.dims.clone(), bytes: self.bytes, device: self.device }
     }
 }
 

@@ -508,6 +508,9 @@ pub struct BufferBinding<'a> {
     shape: Vec<BufferDim>,
     host: *mut u8,
     len: usize,
+    /// The device memory holding the elements, for a buffer in device memory (its host
+    /// pointer is then null: the pipeline's host code never touches it).
+    device: u64,
     // The descriptor points into the borrowed storage for as long as the binding lives.
     _storage: PhantomData<&'a mut [u8]>,
 }
@@ -524,8 +527,9 @@ impl<'a> BufferBinding<'a> {
             dims,
             ty: buffer.ty,
             shape: buffer.dims,
-            host: buffer.bytes.as_ptr() as *mut u8,
+            host: if buffer.device.is_some() { std::ptr::null_mut() } else { buffer.bytes.as_ptr() as *mut u8 },
             len,
+            device: buffer.device.map_or(0, |d| d.mem),
             _storage: PhantomData,
         }
     }
@@ -549,8 +553,9 @@ impl<'a> BufferBinding<'a> {
             dims,
             ty: buffer.ty,
             shape: buffer.dims,
-            host: buffer.bytes.as_mut_ptr(),
+            host: if buffer.device.is_some() { std::ptr::null_mut() } else { buffer.bytes.as_mut_ptr() },
             len,
+            device: buffer.device.map_or(0, |d| d.mem),
             _storage: PhantomData,
         }
     }
@@ -586,14 +591,16 @@ fn check_covers(name: &str, dims: &[BufferDim], len: usize) -> Result<()> {
 
 /// Checks each binding (element type and dimension count as compiled, a shape inside its
 /// memory) and calls `entry` with them, in order, and `params`, through [`call_on_host`]
-/// (the descriptors are host-only: a `Buffer` has no device copy); a nonzero return becomes
-/// `Error::Runtime` with the message the generated code reported. Both the JIT and the
-/// wrappers `halogen::build` writes call generated code through here.
+/// (a binding of a host buffer has no device copy; one of a buffer in device memory has no
+/// host memory); a nonzero return becomes `Error::Runtime` with the message the generated
+/// code reported. Both the JIT and the wrappers `halogen::build` writes call generated code
+/// through here.
 ///
 /// # Safety
 /// `entry` must be a generated entry point that takes exactly these buffers, in this order,
 /// with the element types and dimension counts the bindings name, and `params` in its
-/// order with its types.
+/// order with its types. A binding in device memory must belong to the device the entry
+/// point's kernels run on, and only its kernels may touch it.
 pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], params: &[HalogenScalar]) -> Result<()> {
     let mut dims: Vec<Vec<HalogenDim>> = Vec::with_capacity(buffers.len());
     for b in buffers {
@@ -613,16 +620,18 @@ pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], par
     let mut descriptors: Vec<NamedBuffer<'_>> = buffers
         .iter()
         .zip(&dims)
-        .map(|(b, d)| NamedBuffer {
-            name: b.name,
-            is_output: b.is_output,
-            descriptor: HalogenBuffer::new(b.host, b.elem, d),
+        .map(|(b, d)| {
+            let mut descriptor = HalogenBuffer::new(b.host, b.elem, d);
+            descriptor.device = b.device;
+            NamedBuffer { name: b.name, is_output: b.is_output, descriptor }
         })
         .collect();
     // SAFETY: each descriptor has the type and dimension count the code was compiled for
     // (the caller's promise, checked above against the buffer), and covers memory of `len`
-    // elements that stays borrowed for the call (check_covers); outputs are borrowed
-    // mutably, so nothing aliases them. No descriptor has a device interface.
+    // elements, on the host or on the device, that stays borrowed for the call
+    // (check_covers); outputs are borrowed mutably, so nothing aliases them. No descriptor
+    // has a device interface; one in device memory is only touched by kernels (the
+    // caller's promise).
     unsafe { call_on_host(entry, &mut descriptors, params) }
 }
 

@@ -17,5 +17,5 @@ pub mod layout;
 pub mod pool;
 pub mod thread_pool;
 
-pub use buffer::{Buffer, BufferDim, Coords, RawBuffer, RawBufferMut, MAX_DIMENSIONS};
+pub use buffer::{Buffer, BufferDim, Coords, DeviceRef, RawBuffer, RawBufferMut, MAX_DIMENSIONS};
 pub use element::Element;

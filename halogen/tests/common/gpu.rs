@@ -180,3 +180,72 @@ pub fn check_updates(target: &Target, flips: &[u8]) {
         }
     }
 }
+
+/// Runs every schedule of [`blur_schedules`] on `target` with its input and output in
+/// device memory ([`halogen::DeviceBuffer`]), twice each, against the interpreter: kernels
+/// use the memory where only they touch it, and the schedules whose host code reads the
+/// input or writes the output get host copies for the run. Then a chain of two blurs
+/// passing the image in device memory, the interpreter given device buffers, and the
+/// mistakes a user can make with them.
+pub fn check_device_buffers(target: &Target) {
+    let input = blur_input();
+    let reference = blur_reference();
+    let on_device = halogen::DeviceBuffer::from_host(&input, target).unwrap();
+    for (name, schedule) in blur_schedules() {
+        let b = blur();
+        schedule(&b);
+        let mut args = Args::new();
+        args.device_image(&b.input, &on_device);
+        let compiled = Pipeline::new(&[&b.blur_y]).compile(target).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
+        for run in 0..2 {
+            let mut out = halogen::DeviceBuffer::<u16>::new(target, &[W, H]).unwrap();
+            compiled.realize_to_device(&args, &mut out).unwrap_or_else(|e| panic!("{name}: realize_to_device: {e}"));
+            assert_same_pixels(&out.to_host().unwrap(), &reference, format_args!("{name}, device buffers, run {run}"));
+        }
+    }
+    // The input still holds what was copied up.
+    assert_same_pixels(&on_device.to_host().unwrap(), &input, "the input after the runs");
+
+    // Two blurs, the first one's output the second one's input, both in device memory.
+    let first = blur();
+    let second = blur();
+    for b in [&first, &second] {
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 8, 8);
+    }
+    let mut middle = halogen::DeviceBuffer::<u16>::new(target, &[W, H]).unwrap();
+    let mut args = Args::new();
+    args.device_image(&first.input, &on_device);
+    Pipeline::new(&[&first.blur_y]).compile(target).unwrap().realize_to_device(&args, &mut middle).unwrap();
+    let mut last = halogen::DeviceBuffer::<u16>::with_min(target, &[1, 1], &[W - 2, H - 2]).unwrap();
+    let mut args = Args::new();
+    args.device_image(&second.input, &middle);
+    Pipeline::new(&[&second.blur_y]).compile(target).unwrap().realize_to_device(&args, &mut last).unwrap();
+    let twice = {
+        let b = blur();
+        let mut args = Args::new();
+        args.image(&b.input, &reference);
+        super::realize::<u16>(&Target::interp(), &b.blur_y, &args, &[1, 1], &[W - 2, H - 2])
+    };
+    assert_same_pixels(&last.to_host().unwrap(), &twice, "a chain of two blurs in device memory");
+
+    // Device buffers on a target without that GPU (the interpreter): host copies.
+    let b = blur();
+    let mut args = Args::new();
+    args.device_image(&b.input, &on_device);
+    let mut out = halogen::DeviceBuffer::<u16>::new(target, &[W, H]).unwrap();
+    Pipeline::new(&[&b.blur_y]).compile(&Target::interp()).unwrap().realize_to_device(&args, &mut out).unwrap();
+    assert_same_pixels(&out.to_host().unwrap(), &reference, "device buffers on the interpreter");
+
+    // Mistakes: the wrong element type, a host buffer of another shape.
+    let b = blur();
+    let bytes = halogen::DeviceBuffer::<u8>::new(target, &[W + 2, H + 2]).unwrap();
+    let mut args = Args::new();
+    args.device_image(&b.input, &bytes);
+    let compiled = Pipeline::new(&[&b.blur_y]).compile(target).unwrap();
+    let e = compiled.realize_to_device(&args, &mut out).unwrap_err().to_string();
+    assert!(e.contains("input") && e.contains("uint8"), "{e}");
+    let mut small = Buffer::<u16>::new(&[W, H - 1]);
+    let e = out.copy_to_host(&mut small).unwrap_err().to_string();
+    assert!(e.contains("copy_to_host") && e.contains(&format!("(0, {})", H - 1)), "{e}");
+}

@@ -32,7 +32,10 @@
 
 #[cfg(feature = "cuda")]
 mod cuda;
+pub mod device_buffer;
 mod opencl;
+
+pub use device_buffer::DeviceBuffer;
 
 use super::ffi::{access, HalogenBuffer, HalogenKernelArg, HalogenKernels, RunContext, DEVICE_DIRTY, HOST_DIRTY};
 use crate::error::{Error, Result};
