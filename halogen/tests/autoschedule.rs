@@ -804,3 +804,38 @@ fn a_scan_along_y_is_vectorized_across_its_columns() {
     let src = same_pixels(&column_scan, &[0, 0], &[37, 23]);
     assert!(src.contains("column_scan.update_stage(0).vectorize(x"), "{src}");
 }
+
+/// A GPU auto-schedule tiles a Func's two innermost dimensions onto blocks and threads and
+/// makes the rest (fused) the third block dimension: one launch per stage, not one per
+/// point of the outer dimensions from a host loop. Same pixels as the interpreter on
+/// OpenCL where there is a device.
+#[test]
+fn a_gpu_auto_schedule_maps_dimensions_beyond_its_tiles_to_blocks() {
+    let (c, x, y, n) = (Var::new("c"), Var::new("x"), Var::new("y"), Var::new("n"));
+    let input = ImageParam::new(Type::f32(), 4, "gpu_blocks_in");
+    let r = RDom::new(&[(Expr::from(0), Expr::from(3))]);
+    let sum = Func::new("gpu_blocks_sum");
+    sum.def((c, x, y, n), 0.0f32);
+    sum.update((c, x, y, n), sum.at((c, x, y, n)) + input.at((c, x + r.x(), y, n)));
+    let out = Func::new("gpu_blocks_out");
+    out.def((c, x, y, n), sum.at((c, x, y, n)) * 0.5f32);
+    input.set_estimates(&[(0, 16), (0, 66), (0, 10), (0, 3)]);
+    out.set_estimates(&[(0, 16), (0, 64), (0, 10), (0, 3)]);
+    let target: Target = "host-opencl".parse().unwrap();
+    let p = Pipeline::new(&[&out]);
+    let src = p.auto_schedule_with_source(&MachineParams::for_target(&target)).unwrap();
+    assert!(src.contains("fuse(y, n, y_n).gpu_blocks(y_n)"), "{src}");
+    let lowered = halogen::lower::lower(&[out.func_ref().clone()], &target).unwrap().stmt.to_string();
+    for f in ["gpu_blocks_sum.s0", "gpu_blocks_sum.s1", "gpu_blocks_out.s0"] {
+        assert!(!lowered.contains(&format!("for ({f}.y")) && !lowered.contains(&format!("for ({f}.n")), "{lowered}");
+    }
+    let Some(target) = common::gpu::opencl_target() else { return };
+    let img = Buffer::<f32>::from_fn(&[16, 66, 10, 3], |p| (p[0] * 7 + p[1] * 3 + p[2] * 11 + p[3] * 5) as f32 / 64.0);
+    let mut args = Args::new();
+    args.image(&input, &img);
+    let got = common::realize::<f32>(&target, &out, &args, &[0, 0, 0, 0], &[16, 64, 10, 3]);
+    let want = Buffer::<f32>::from_fn(&[16, 64, 10, 3], |p| {
+        (0..3).fold(0.0f32, |a, k| a + img[[p[0], p[1] + k, p[2], p[3]]]) * 0.5
+    });
+    assert_same_pixels(&got, &want, "a 4-D pipeline auto-scheduled for OpenCL");
+}

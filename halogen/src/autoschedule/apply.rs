@@ -316,7 +316,8 @@ pub(crate) fn apply_gpu(g: &Graph, p: &Planned, gpu: &crate::target::GpuParams, 
     }
 }
 
-/// `gpu_tile` of stage `k` of `node` over its first two dimensions (`gpu_tile_1d` over one).
+/// `gpu_tile` of stage `k` of `node` over its first two dimensions (`gpu_tile_1d` over
+/// one), and its further dimensions, fused, as the third block dimension.
 fn gpu_tile_stage(chain: &mut Chain<'_>, node: &Node, k: usize, gpu: &crate::target::GpuParams) {
     if node.dims() == 0 {
         return;
@@ -342,6 +343,27 @@ fn gpu_tile_stage(chain: &mut Chain<'_>, node: &Node, k: usize, gpu: &crate::tar
     let (w, h) = (gpu.tile[0] as i32, gpu.tile[1] as i32);
     st.gpu_tile(x, y, xo, yo, xi, yi, w, h);
     chain.push(format!("gpu_tile({xs}, {ys}, {xos}, {yos}, {xis}, {yis}, {w}, {h})"));
+    // Dimensions beyond the tile's two become the third block dimension (fused into one
+    // where there are several), so that one launch covers the whole stage instead of the
+    // host launching a kernel per point of the outer loops.
+    let outer: Vec<usize> = (2..node.dims()).collect();
+    let legal = |d: usize| k == 0 || node.update_var_is_independent(k, d);
+    let pure_in_stage = |d: usize| k == 0 || node.stages[k].pure.iter().any(|(p, _)| *p == d);
+    if outer.is_empty() || !outer.iter().all(|&d| legal(d) && pure_in_stage(d)) {
+        return;
+    }
+    let (mut blocks, mut blocks_s) = chain.var(&node.args[outer[0]]);
+    let mut blocks_n = node.args[outer[0]].clone();
+    for &d in &outer[1..] {
+        let (next, next_s) = chain.var(&node.args[d]);
+        let fused_n = fresh_name(&format!("{blocks_n}_{}", node.args[d]), &mut taken);
+        let (fused, fused_s) = chain.var(&fused_n);
+        st.fuse(blocks, next, fused);
+        chain.push(format!("fuse({blocks_s}, {next_s}, {fused_s})"));
+        (blocks, blocks_s, blocks_n) = (fused, fused_s, fused_n);
+    }
+    st.gpu_blocks(blocks);
+    chain.push(format!("gpu_blocks({blocks_s})"));
 }
 
 /// Points of a stage's reduction domain, from the estimates; a variable of unknown extent
