@@ -42,7 +42,7 @@ pub struct HistEq {
     pub r: RDom,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_partial"];
 
 impl Default for HistEq {
     fn default() -> Self {
@@ -120,6 +120,35 @@ impl HistEq {
         self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
+    /// For a GPU, with the histogram split as the `hand` schedule splits it: strips of 8
+    /// rows `rfactor`ed into one partial histogram per strip, each strip a block whose 256
+    /// threads walk its pixels adding to the strip's own bins atomically (so contention
+    /// stays within a block), then each bin's partial counts summed by one thread; the
+    /// tables and the output as in [`HistEq::schedule_gpu`].
+    pub fn schedule_gpu_partial(&self) {
+        let (x, y, i) = (self.x, self.y, self.i);
+        let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
+        let (ryo, ryi, rxo, rxi, u) =
+            (Var::new("ryo"), Var::new("ryi"), Var::new("rxo"), Var::new("rxi"), Var::new("u"));
+        let partial = self.hist.update_stage(0).split(self.r.y(), ryo, ryi, 8).rfactor(&[(ryo, u)]);
+        partial.compute_root().gpu_tile(i, u, Var::new("io"), Var::new("uo"), Var::new("ii"), Var::new("ui"), 256, 1);
+        partial
+            .update_stage(0)
+            .atomic()
+            .split(self.r.x(), rxo, rxi, 256)
+            .reorder(&[rxo.into(), ryi.into(), rxi.into(), u.into()])
+            .gpu_blocks(u)
+            .gpu_threads(rxi);
+        self.hist.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        // The partial histograms' index (the strips, `ryo` after the rfactor) inside each
+        // bin's thread.
+        self.hist.update_stage(0).reorder(&[ryo.into(), i.into()]).gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        self.cdf.compute_root();
+        self.cdf_min.compute_root();
+        self.lut.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
     /// Every Func at root, serial and scalar (how the Halide fixture was made).
     pub fn schedule_root(&self) {
         common::root_all(&[&self.hist, &self.cdf, &self.cdf_min, &self.lut, &self.out]);
@@ -174,6 +203,7 @@ impl App for HistEq {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
+            "gpu_partial" => self.schedule_gpu_partial(),
             _ => return Err(common::unknown_schedule("hist_eq", name, SCHEDULES)),
         }
         Ok(())

@@ -61,6 +61,11 @@ fn schedules_a_gpu_cannot_run_are_errors_naming_the_func() {
     assert!(e.contains("blur_y") && e.contains("1024x1024x1 threads"), "{e}");
 }
 
+/// The histograms' bin variable.
+fn i_var() -> Var {
+    Var::new("i")
+}
+
 #[test]
 fn atomic_updates_scatter_on_gpu_threads() {
     let Some(target) = opencl_target() else { return };
@@ -90,6 +95,29 @@ fn atomic_updates_scatter_on_gpu_threads() {
     });
     let got = common::realize::<i32>(&target, &h, &args, &[0], &[256]);
     assert_same_pixels(&got, &expected, "atomic histogram");
+
+    // Partial histograms of strips of rows (rfactor), each strip a block whose threads add
+    // atomically; the clamped strip row is a `let` shared by where the store reads and
+    // where it writes, and the store must still be atomic (PoCL runs a block's work-items
+    // one after another, so only the kernel's text shows a race).
+    let (ryo, ryi, u, rxo, rxi) = (Var::new("ryo"), Var::new("ryi"), Var::new("u"), Var::new("rxo"), Var::new("rxi"));
+    let h = histogram(&|h, r| {
+        let partial = h.update_stage(0).split(r.y(), ryo, ryi, 4).rfactor(&[(ryo, u)]);
+        partial.compute_root().gpu_tile(i_var(), u, xo, yo, xi, yi, 64, 1);
+        partial
+            .update_stage(0)
+            .atomic()
+            .split(r.x(), rxo, rxi, 16)
+            .reorder(&[rxo.into(), ryi.into(), rxi.into(), u.into()])
+            .gpu_blocks(u)
+            .gpu_threads(rxi);
+        h.update_stage(0).reorder(&[ryo.into(), i_var().into()]).gpu_tile_1d(i_var(), xo, xi, 64);
+    });
+    let compiled = Pipeline::new(&[&h]).compile(&target).unwrap();
+    let kernels = compiled.kernel_source().unwrap().unwrap();
+    assert!(kernels.contains("atomic_add(&histogram_intm"), "{kernels}");
+    let got = common::realize::<i32>(&target, &h, &args, &[0], &[256]);
+    assert_same_pixels(&got, &expected, "partial histograms of strips");
 
     // Without atomic(), threads over the reduction would race: refused.
     let h = histogram(&|h, r| {

@@ -230,6 +230,33 @@ fn uses(e: &Expr, named: &dyn Fn(&Name) -> bool, seen: &mut HashSet<*const ExprN
     })
 }
 
+/// True if `e` loads from the buffer `buffer`.
+///
+/// ```
+/// use halogen::analysis::substitute::expr_loads_from;
+/// use halogen::{Expr, Type};
+/// let e = Expr::load(Type::i32(), "hist", Expr::i32(3), None) + Expr::i32(1);
+/// assert!(expr_loads_from(&e, "hist") && !expr_loads_from(&e, "other"));
+/// ```
+pub fn expr_loads_from(e: &Expr, buffer: &str) -> bool {
+    fn walk(e: &Expr, buffer: &str, seen: &mut HashSet<*const ExprNode>) -> bool {
+        stack::guard(|| {
+            if !seen.insert(e.ptr()) {
+                return false;
+            }
+            if let ExprKind::Load { buffer: b, .. } = e.kind() {
+                if &**b == buffer {
+                    return true;
+                }
+            }
+            let mut found = false;
+            e.for_each_child(|c| found = found || walk(c, buffer, seen));
+            found
+        })
+    }
+    walk(e, buffer, &mut HashSet::new())
+}
+
 /// True if the variable `name` occurs free in (an expression of) `s`.
 pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
     let mut seen = HashSet::new();

@@ -199,6 +199,9 @@ pub struct KernelPrinter {
     unsupported: Option<String>,
     /// Buffers whose updates add atomically (`Stage::atomic`).
     atomic: Vec<Name>,
+    /// The values of the `let`s in scope, innermost last: an atomic add compares where it
+    /// stores with where it reads through them.
+    let_values: Vec<(Name, Expr)>,
 }
 
 /// A kernel parameter: a scalar of the host's type, or a buffer of an element type.
@@ -235,6 +238,7 @@ impl KernelPrinter {
             thread_depth: 0,
             unsupported: None,
             atomic: atomic.to_vec(),
+            let_values: Vec::new(),
         }
     }
 
@@ -321,27 +325,52 @@ impl KernelPrinter {
         index: &Expr,
         predicate: Option<&Expr>,
     ) -> Result<()> {
-        let reads_here = |e: &Expr| matches!(e.kind(), ExprKind::Load { buffer: b, index: i, predicate: None } if b == buffer && i == index);
+        // Where it stores and where it reads may be written through different `let`s (the
+        // value's common subexpressions are named): compare them with every `let` in scope
+        // and in the value replaced by its value.
+        let value = self.without_lets(value);
+        let here = self.without_lets(index);
+        let reads_here = |e: &Expr| matches!(e.kind(), ExprKind::Load { buffer: b, index: i, predicate: None } if b == buffer && *i == here);
         let added = match value.kind() {
-            ExprKind::Binary(BinOp::Add, a, b) if reads_here(a) => Some(b),
-            ExprKind::Binary(BinOp::Add, a, b) if reads_here(b) => Some(a),
+            ExprKind::Binary(BinOp::Add, a, b) if reads_here(a) => Some(b.clone()),
+            ExprKind::Binary(BinOp::Add, a, b) if reads_here(b) => Some(a.clone()),
             _ => None,
         };
         let Some(added) = added else {
-            // The pure definition (and any store that does not add to what it reads).
+            if crate::analysis::substitute::expr_loads_from(&value, buffer) {
+                // An update that reads the buffer but does not add to the point it writes:
+                // a plain store would race with the other threads.
+                return Err(Error::internal(
+                    "GPU back end",
+                    format!("the atomic update of '{buffer}' stores {value} at {here}, which is not an add to the point it reads"),
+                ));
+            }
+            // The pure definition: it does not read what it writes.
             let i = self.index(index)?;
-            let v = core::expr(self, value)?;
+            let v = core::expr(self, &value)?;
             let line = format!("{c}[{}] = {};", strip_parens(&i), strip_parens(&v));
             return self.guarded(predicate, line);
         };
         let i = self.index(index)?;
-        let v = core::expr(self, added)?;
+        let v = core::expr(self, &added)?;
         let f = match self.flavor {
             Flavor::OpenCL => "atomic_add",
             Flavor::Cuda => "atomicAdd",
         };
         let line = format!("(void){f}(&{c}[{}], {});", strip_parens(&i), strip_parens(&v));
         self.guarded(predicate, line)
+    }
+
+    /// `e` with its own `let`s and those in scope replaced by their values.
+    fn without_lets(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        while let ExprKind::Let { name, value, body } = e.kind() {
+            e = crate::analysis::substitute::substitute(name, value, body);
+        }
+        for (name, value) in self.let_values.iter().rev() {
+            e = crate::analysis::substitute::substitute(name, value, &e);
+        }
+        e
     }
 
     /// Prints `line`, under `if (predicate)` where there is one.
@@ -383,6 +412,7 @@ impl Dialect for KernelPrinter {
     }
 
     fn bind_let(&mut self, name: &Name, value: &Expr) -> Result<()> {
+        self.let_values.push((name.clone(), value.clone()));
         let v = core::expr(self, value)?;
         let t = value.ty();
         if t.is_vector() {
@@ -397,6 +427,7 @@ impl Dialect for KernelPrinter {
 
     fn end_let(&mut self) {
         self.vars.pop();
+        self.let_values.pop();
     }
 
     fn enter_serial_loop(&mut self, name: &Name, cname: String, _: Type, _: &Expr, _: &Stmt) {
