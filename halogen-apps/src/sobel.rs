@@ -35,7 +35,7 @@ pub struct Sobel {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_rows"];
 
 impl Default for Sobel {
     fn default() -> Self {
@@ -92,6 +92,22 @@ impl Sobel {
         self.smooth_y.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
     }
 
+    /// For a GPU, as blur's `gpu` schedule: 64×32 tiles of the output are blocks of 64×8
+    /// threads, each computing four rows of its column, unrolled, with the smoothings
+    /// inlined (no shared memory, no barrier).
+    pub fn schedule_gpu_rows(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
+        self.out
+            .tile_named(x, y, xo, yo, xi, yi, 64, 32)
+            .split(yi, yi, yii, 4)
+            .unroll_full(yii)
+            .gpu_blocks(xo)
+            .gpu_blocks(yo)
+            .gpu_threads(xi)
+            .gpu_threads(yi);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.smooth_y, &self.smooth_x, &self.gx, &self.gy, &self.out]);
@@ -128,6 +144,7 @@ impl App for Sobel {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
+            "gpu_rows" => self.schedule_gpu_rows(),
             _ => return Err(common::unknown_schedule("sobel", name, SCHEDULES)),
         }
         Ok(())

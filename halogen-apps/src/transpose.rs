@@ -27,7 +27,7 @@ pub struct Transpose {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged", "gpu"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged", "gpu", "gpu_rows"];
 
 impl Default for Transpose {
     fn default() -> Self {
@@ -73,6 +73,23 @@ impl Transpose {
         self.block.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
     }
 
+    /// As [`Transpose::schedule_gpu`] with a quarter of the threads: blocks of 32×8 threads,
+    /// each copying and writing four rows of the 32×32 tile, unrolled.
+    pub fn schedule_gpu_rows(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
+        self.out
+            .tile_named(x, y, xo, yo, xi, yi, 32, 32)
+            .split(yi, yi, yii, 4)
+            .unroll_full(yii)
+            .gpu_blocks(xo)
+            .gpu_blocks(yo)
+            .gpu_threads(xi)
+            .gpu_threads(yi);
+        let yy = Var::new("yy");
+        self.block.compute_at(&self.out, xo).split(y, y, yy, 4).unroll_full(yy).gpu_threads(x).gpu_threads(y);
+    }
+
     /// As `hand`, and each 16×16 block of the input is first copied with dense, vectorized
     /// reads into a small buffer, then read transposed from there.
     pub fn schedule_hand_staged(&self) {
@@ -110,6 +127,7 @@ impl App for Transpose {
             "hand" => self.schedule_hand(),
             "hand_staged" => self.schedule_hand_staged(),
             "gpu" => self.schedule_gpu(),
+            "gpu_rows" => self.schedule_gpu_rows(),
             _ => return Err(common::unknown_schedule("transpose", name, SCHEDULES)),
         }
         Ok(())

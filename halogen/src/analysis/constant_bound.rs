@@ -55,6 +55,17 @@ fn bound(e: &Expr, upper: bool) -> Option<i64> {
                 (Some(c), _) if c >= 0 => bound(b, upper).and_then(|x| x.checked_mul(c)),
                 _ => None,
             },
+            // Division rounds down (and a remainder is never negative) for a positive
+            // divisor, so a quotient grows with its dividend: a split loop's extent,
+            // `(max - min) / f + 1`, is bounded where `max - min` is.
+            ExprKind::Binary(BinOp::Div, a, b) => match b.as_int() {
+                Some(c) if c > 0 => bound(a, upper).map(|x| x.div_euclid(c)),
+                _ => None,
+            },
+            ExprKind::Binary(BinOp::Mod, _, b) => match b.as_int() {
+                Some(c) if c > 0 => Some(if upper { c - 1 } else { 0 }),
+                _ => None,
+            },
             ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
                 let (x, y) = (bound(a, upper), bound(b, upper));
                 // An upper bound of a min needs one side; of a max, both (and the reverse
@@ -120,5 +131,22 @@ mod tests {
         // Nothing bounds a free variable, nor a max with a free side.
         assert_eq!(constant_upper_bound(&Expr::max(v("a"), Expr::i32(5))), None);
         assert_eq!(constant_lower_bound(&Expr::max(v("a"), Expr::i32(5))), Some(5));
+    }
+
+    #[test]
+    fn quotients_and_remainders_by_positive_constants_are_bounded() {
+        let (t, m) = (v("t"), v("m"));
+        // A clamped tile of 32 split by 4: (max - min) / 4 + 1 <= 8.
+        let span = Expr::sub(Expr::min(Expr::add(t.clone(), Expr::i32(31)), m.clone()), Expr::min(t, m));
+        let extent = Expr::add(Expr::div(span.clone(), Expr::i32(4)), Expr::i32(1));
+        assert_eq!(constant_upper_bound(&extent), Some(8));
+        // Rounding down: a span of at most 9 split by 4 has at most 3 outer iterations.
+        let ten = Expr::add(span, Expr::i32(-22));
+        assert_eq!(constant_upper_bound(&Expr::add(Expr::div(ten, Expr::i32(4)), Expr::i32(1))), Some(3));
+        assert_eq!(constant_upper_bound(&Expr::rem(v("a"), Expr::i32(6))), Some(5));
+        assert_eq!(constant_lower_bound(&Expr::rem(v("a"), Expr::i32(6))), Some(0));
+        // No bound for a divisor that is not a positive constant, or a free dividend.
+        assert_eq!(constant_upper_bound(&Expr::div(Expr::i32(8), v("d"))), None);
+        assert_eq!(constant_upper_bound(&Expr::div(v("a"), Expr::i32(2))), None);
     }
 }
