@@ -35,7 +35,7 @@ pub struct Sobel {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_rows"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_shared"];
 
 impl Default for Sobel {
     fn default() -> Self {
@@ -84,7 +84,7 @@ impl Sobel {
 
     /// For a GPU: 32×8 tiles of the output are blocks of threads; each block computes the
     /// two smoothings its tile needs into shared memory first, one thread per point.
-    pub fn schedule_gpu(&self) {
+    pub fn schedule_gpu_shared(&self) {
         let (x, y) = (self.x, self.y);
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
         self.out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
@@ -94,8 +94,9 @@ impl Sobel {
 
     /// For a GPU, as blur's `gpu` schedule: 64×32 tiles of the output are blocks of 64×8
     /// threads, each computing four rows of its column, unrolled, with the smoothings
-    /// inlined (no shared memory, no barrier).
-    pub fn schedule_gpu_rows(&self) {
+    /// inlined (no shared memory, no barrier). On an H200 its kernel took 0.053 ms at
+    /// 4000×3000, [`Sobel::schedule_gpu_shared`]'s 0.111 ms.
+    pub fn schedule_gpu(&self) {
         let (x, y) = (self.x, self.y);
         let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
         self.out
@@ -144,7 +145,7 @@ impl App for Sobel {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
-            "gpu_rows" => self.schedule_gpu_rows(),
+            "gpu_shared" => self.schedule_gpu_shared(),
             _ => return Err(common::unknown_schedule("sobel", name, SCHEDULES)),
         }
         Ok(())
