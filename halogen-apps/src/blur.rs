@@ -87,16 +87,7 @@ impl Blur {
     /// cached; nothing is shared, so there is no barrier). On an H200 its kernel took half
     /// the time of [`Blur::schedule_gpu_shared`]'s (0.088 against 0.176 ms at 6400×4800).
     pub fn schedule_gpu(&self) {
-        let (x, y) = (self.x, self.y);
-        let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
-        self.blur_y
-            .tile_named(x, y, xo, yo, xi, yi, 64, 32)
-            .split(yi, yi, yii, 4)
-            .unroll_full(yii)
-            .gpu_blocks(xo)
-            .gpu_blocks(yo)
-            .gpu_threads(xi)
-            .gpu_threads(yi);
+        common::gpu_rows_per_thread(&self.blur_y, self.x, self.y, 64, 32, 4);
     }
 
     /// For a GPU (Halide's GPU schedule of the blur): 32×8 tiles of the output are blocks

@@ -62,6 +62,22 @@ pub(crate) fn gpu_root_all(funcs: &[&Func], x: Var, y: Var, w: i32, h: i32) {
     }
 }
 
+/// `f` as GPU blocks of `w × h` output points over `x, y`, each thread computing `rows`
+/// rows of its column, unrolled (blocks of `w × h / rows` threads): more work per thread
+/// than one point, for kernels whose time goes to loads and stores. Returns the block loop
+/// over `x`, for producers computed per block.
+pub(crate) fn gpu_rows_per_thread(f: &Func, x: Var, y: Var, w: i32, h: i32, rows: i32) -> Var {
+    let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
+    f.tile_named(x, y, xo, yo, xi, yi, w, h)
+        .split(yi, yi, yii, rows)
+        .unroll_full(yii)
+        .gpu_blocks(xo)
+        .gpu_blocks(yo)
+        .gpu_threads(xi)
+        .gpu_threads(yi);
+    xo
+}
+
 /// Halide's "inline" variant: Funcs with update definitions go to root (Halogen's default
 /// already does that), everything else is inlined. Nothing to do.
 pub(crate) fn naive() {}
