@@ -214,19 +214,7 @@ pub fn time_app(
     let first = if o.device_buffers {
         time_on_device(app, &compiled, inputs, &o.target.target(), &o.protocol, &mut times, &mut out)?
     } else {
-        let t = Instant::now();
-        app.realize_into(&compiled, inputs, &mut out)?;
-        let first = t.elapsed().as_secs_f64();
-        let (runs, warm_again) = o.protocol.plan(first);
-        if warm_again {
-            app.realize_into(&compiled, inputs, &mut out)?;
-        }
-        for _ in 0..runs {
-            let t = Instant::now();
-            app.realize_into(&compiled, inputs, &mut out)?;
-            times.push(t.elapsed().as_secs_f64());
-        }
-        first
+        time_runs(&o.protocol, &mut times, || Ok(app.realize_into(&compiled, inputs, &mut out)?))?
     };
     let min = times.iter().copied().fold(f64::INFINITY, f64::min);
     let med = median(&mut times);
@@ -279,19 +267,30 @@ fn time_on_device(
     let uploaded = args.upload(target)?;
     let args = uploaded.args();
     let mut device_out = DynDeviceBuffer::zeros(app.output_type(), &out.extents(), target)?;
+    let first = time_runs(protocol, times, || Ok(device_out.realize(compiled, &args)?))?;
+    *out = device_out.to_host()?;
+    Ok(first)
+}
+
+/// Times `run` as `protocol` says: a first run (its time returned), a second warm-up where
+/// the protocol asks for one, then the timed runs, whose times go to `times`.
+fn time_runs(
+    protocol: &Protocol,
+    times: &mut Vec<f64>,
+    mut run: impl FnMut() -> Result<(), CliError>,
+) -> Result<f64, CliError> {
     let t = Instant::now();
-    device_out.realize(compiled, &args)?;
+    run()?;
     let first = t.elapsed().as_secs_f64();
     let (runs, warm_again) = protocol.plan(first);
     if warm_again {
-        device_out.realize(compiled, &args)?;
+        run()?;
     }
     for _ in 0..runs {
         let t = Instant::now();
-        device_out.realize(compiled, &args)?;
+        run()?;
         times.push(t.elapsed().as_secs_f64());
     }
-    *out = device_out.to_host()?;
     Ok(first)
 }
 

@@ -9,7 +9,7 @@ use crate::lang::param::{ImageParam, Param};
 use crate::lower::environment::Environment;
 use crate::lower::lower::{finish_lowering, passes_are_watched, schedule};
 use crate::lower::{lower, Lowered, Scheduled};
-use crate::runtime::gpu::device_buffer::{download, target_api, upload, DeviceMemory};
+use crate::runtime::gpu::device_buffer::{download, target_api, write_from, DeviceMemory};
 use crate::runtime::gpu::DeviceBuffer;
 use crate::runtime::{Buffer, Element, RawBuffer, RawBufferMut};
 use std::collections::BTreeMap;
@@ -158,7 +158,7 @@ impl<'a> Args<'a> {
         let mut memory = Vec::new();
         for (name, raw) in &self.images {
             let view = match raw.device {
-                Some(_) => RawBuffer { ty: raw.ty, dims: raw.dims.clone(), bytes: &[], device: raw.device },
+                Some(_) => raw.clone(),
                 None => {
                     let (m, view) = DeviceMemory::upload(raw, target)?;
                     memory.push(m);
@@ -172,8 +172,8 @@ impl<'a> Args<'a> {
 }
 
 /// Bindings whose input images were copied to a GPU by [`Args::upload`]; the copies are
-/// freed when this is dropped.
-/// Device images bound before the upload stay borrowed for `'a`.
+/// freed when this is dropped, and device images bound before the upload stay borrowed for
+/// `'a`.
 #[derive(Debug)]
 pub struct UploadedArgs<'a> {
     images: BTreeMap<Name, RawBuffer<'a>>,
@@ -408,6 +408,7 @@ impl Compiled {
             raw.device = None;
         }
         let staged_output = out.device.filter(|&d| !self.stays_on_device(&out_name, d));
+        let out_ty = out.ty;
         let mut host_output = match staged_output {
             Some(d) => vec![0u8; d.len * out.ty.bytes()],
             None => Vec::new(),
@@ -419,7 +420,7 @@ impl Compiled {
         let bindings = Bindings::check(self.program.env(), &images, &args.params, vec![out])?;
         let stats = self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))?;
         if let Some(d) = staged_output {
-            upload(d, &host_output)?;
+            write_from(d, out_ty.bytes(), &host_output)?;
         }
         Ok(stats)
     }

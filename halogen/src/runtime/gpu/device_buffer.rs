@@ -8,7 +8,7 @@
 //! interpreter) gets a host copy made for the run: the input is copied down before it and
 //! the output up after it, so every target and schedule gives the same pixels.
 
-use super::{device, Api, Device};
+use super::{device, Api};
 use crate::error::{Error, Result};
 use crate::runtime::buffer::{dense_dims, BufferDim, DeviceRef, RawBuffer, RawBufferMut};
 use crate::runtime::{Buffer, Element};
@@ -47,22 +47,17 @@ pub(crate) struct DeviceMemory {
 }
 
 impl DeviceMemory {
-    /// `bytes` bytes (at least one) on the device of `api`, holding `host` if given.
-    fn new(api: Api, bytes: usize, host: Option<&[u8]>) -> Result<DeviceMemory> {
-        let dev = device(api)?;
-        let memory = DeviceMemory { api, mem: dev.malloc(bytes.max(1))? };
-        if let Some(h) = host.filter(|h| !h.is_empty()) {
-            debug_assert!(h.len() <= bytes);
-            // SAFETY: `h` spans its length, and the memory holds `bytes` >= that many.
-            unsafe { dev.write(memory.mem, h.as_ptr(), h.len())? };
-        }
+    /// Memory on the device of `api` holding a copy of `host` (at least one byte).
+    fn new(api: Api, host: &[u8]) -> Result<DeviceMemory> {
+        let memory = DeviceMemory { api, mem: device(api)?.malloc(host.len().max(1))? };
+        write_from(DeviceRef { api, mem: memory.mem, len: host.len() }, 1, host)?;
         Ok(memory)
     }
 
     /// A copy of `raw`'s bytes on the GPU of `target`, and the view that binds it.
     pub(crate) fn upload(raw: &RawBuffer<'_>, target: &Target) -> Result<(DeviceMemory, RawBuffer<'static>)> {
         let api = target_api(target).ok_or_else(|| no_gpu(target))?;
-        let memory = DeviceMemory::new(api, raw.bytes.len(), Some(raw.bytes))?;
+        let memory = DeviceMemory::new(api, raw.bytes)?;
         let view = RawBuffer {
             ty: raw.ty,
             dims: raw.dims.clone(),
@@ -127,24 +122,14 @@ impl<T: Element> DeviceBuffer<T> {
     /// Copies the elements into `host`, which must have this buffer's mins and extents.
     pub fn copy_to_host(&self, host: &mut Buffer<T>) -> Result<()> {
         self.same_shape(host.dims(), "copy_to_host")?;
-        let bytes = std::mem::size_of_val(host.as_slice());
-        if bytes > 0 {
-            // SAFETY: `host` spans `bytes` bytes, and so does the device memory (same shape).
-            unsafe { self.device()?.read(self.memory.mem, host.as_mut_slice().as_mut_ptr().cast(), bytes)? };
-        }
-        Ok(())
+        read_into(self.device_ref(), T::TYPE.bytes(), host.raw_mut().bytes)
     }
 
     /// Replaces the elements with those of `host`, which must have this buffer's mins and
     /// extents.
     pub fn copy_from_host(&mut self, host: &Buffer<T>) -> Result<()> {
         self.same_shape(host.dims(), "copy_from_host")?;
-        let bytes = std::mem::size_of_val(host.as_slice());
-        if bytes > 0 {
-            // SAFETY: as in copy_to_host.
-            unsafe { self.device()?.write(self.memory.mem, host.as_slice().as_ptr().cast(), bytes)? };
-        }
-        Ok(())
+        write_from(self.device_ref(), T::TYPE.bytes(), host.raw().bytes)
     }
 
     /// The device API its memory belongs to.
@@ -200,10 +185,6 @@ impl<T: Element> DeviceBuffer<T> {
         DeviceRef { api: self.memory.api, mem: self.memory.mem, len: self.len }
     }
 
-    fn device(&self) -> Result<&'static dyn Device> {
-        device(self.memory.api)
-    }
-
     fn same_shape(&self, dims: &[BufferDim], what: &str) -> Result<()> {
         let shape = |d: &[BufferDim]| d.iter().map(|d| (d.min, d.extent)).collect::<Vec<_>>();
         if shape(dims) != shape(&self.dims) {
@@ -230,20 +211,40 @@ impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
 
 /// Copies device memory `d` (of `len` elements of `elem_bytes` bytes) into new host bytes.
 pub(crate) fn download(d: DeviceRef, elem_bytes: usize) -> Result<Vec<u8>> {
-    let bytes = d.len * elem_bytes;
-    let mut host = vec![0u8; bytes];
-    if bytes > 0 {
-        // SAFETY: `host` holds `bytes` bytes and the device memory as many (its `len`).
-        unsafe { device(d.api)?.read(d.mem, host.as_mut_ptr(), bytes)? };
-    }
+    let mut host = vec![0u8; d.len * elem_bytes];
+    read_into(d, elem_bytes, &mut host)?;
     Ok(host)
 }
 
-/// Copies `host` into device memory `d`, which holds at least as many bytes.
-pub(crate) fn upload(d: DeviceRef, host: &[u8]) -> Result<()> {
-    if !host.is_empty() {
-        // SAFETY: `d` holds `host.len()` bytes (the caller made `host` from its size).
-        unsafe { device(d.api)?.write(d.mem, host.as_ptr(), host.len())? };
+/// Copies the first `dst.len()` bytes of device memory `d` (`len` elements of `elem_bytes`
+/// bytes) into `dst`; more bytes than `d` holds is an `Err`.
+pub(crate) fn read_into(d: DeviceRef, elem_bytes: usize, dst: &mut [u8]) -> Result<()> {
+    fits(d, elem_bytes, dst.len())?;
+    if !dst.is_empty() {
+        // SAFETY: `dst` spans its length, and the device memory holds at least as many bytes.
+        unsafe { device(d.api)?.read(d.mem, dst.as_mut_ptr(), dst.len())? };
+    }
+    Ok(())
+}
+
+/// Copies `src` into the start of device memory `d` (`len` elements of `elem_bytes`
+/// bytes); more bytes than `d` holds is an `Err`.
+pub(crate) fn write_from(d: DeviceRef, elem_bytes: usize, src: &[u8]) -> Result<()> {
+    fits(d, elem_bytes, src.len())?;
+    if !src.is_empty() {
+        // SAFETY: `src` spans its length, and the device memory holds at least as many bytes.
+        unsafe { device(d.api)?.write(d.mem, src.as_ptr(), src.len())? };
+    }
+    Ok(())
+}
+
+/// An `Err` unless device memory `d` holds `bytes` bytes.
+fn fits(d: DeviceRef, elem_bytes: usize, bytes: usize) -> Result<()> {
+    if bytes > d.len * elem_bytes {
+        return Err(Error::internal(
+            "GPU runtime",
+            format!("a copy of {bytes} bytes to or from device memory of {} bytes", d.len * elem_bytes),
+        ));
     }
     Ok(())
 }
