@@ -14,7 +14,7 @@
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, FloatBits, FuncId, Intrinsic, Name, VarBinding};
 use super::printer::intrinsic_default_type;
 use super::stack;
-use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, VectorTail};
+use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, TailPlace, VectorTail};
 use super::types::{Type, TypeCode};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -570,13 +570,15 @@ impl<'a> Parser<'a> {
         Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(body) })
     }
 
-    /// `tail(condition, guard_term, var = unclamped)`, or `tail_each(...)` for a tail decided
-    /// per iteration; `None` where the loop header has no more tails.
+    /// `tail(condition, guard_term, var = unclamped)`, or `tail_each(...)`/`tail_nest(...)`
+    /// for the other places; `None` where the loop header has no more tails.
     fn vector_tail(&mut self) -> Result<Option<VectorTail>> {
-        let per_iteration = self.is_word("tail_each");
-        if !(per_iteration || self.is_word("tail")) || !matches!(self.peek_at(1), Some(Tok::Punct("("))) {
-            return Ok(None);
-        }
+        let place =
+            [("tail", TailPlace::Loop), ("tail_each", TailPlace::EachIteration), ("tail_nest", TailPlace::Nest)]
+                .into_iter()
+                .find(|(word, _)| self.is_word(word))
+                .map(|(_, place)| place);
+        let Some(place) = place.filter(|_| matches!(self.peek_at(1), Some(Tok::Punct("(")))) else { return Ok(None) };
         self.pos += 2;
         let condition = self.expr()?;
         self.expect(",")?;
@@ -586,7 +588,7 @@ impl<'a> Parser<'a> {
         self.expect("=")?;
         let unclamped = self.expr()?;
         self.expect(")")?;
-        Ok(Some(VectorTail { condition, guard_term, per_iteration, var, unclamped }))
+        Ok(Some(VectorTail { condition, guard_term, place, var, unclamped }))
     }
 
     /// `realize name([min, extent], ...) : types { body }`

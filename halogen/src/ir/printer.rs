@@ -20,7 +20,7 @@
 
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, Name, VarBinding};
 use super::stack;
-use super::stmt::{ForKind, MsgPart, Stmt};
+use super::stmt::{ForKind, MsgPart, Stmt, TailPlace};
 use super::types::Type;
 use std::fmt::{self, Display, Formatter, Write};
 
@@ -313,7 +313,11 @@ impl StmtPrinter {
                     self.scope.vars.push((name.clone(), min.ty()));
                     // A tail's expressions may use the loop's variable (per-iteration tails).
                     for t in tails {
-                        let word = if t.per_iteration { "tail_each" } else { "tail" };
+                        let word = match t.place {
+                            TailPlace::Loop => "tail",
+                            TailPlace::EachIteration => "tail_each",
+                            TailPlace::Nest => "tail_nest",
+                        };
                         let (c, g, u) = (self.expr(&t.condition), self.expr(&t.guard_term), self.expr(&t.unclamped));
                         let _ = write!(header, " {word}({c}, {g}, {} = {u})", t.var);
                     }

@@ -71,24 +71,39 @@ pub struct Fold {
     pub factor: i64,
 }
 
-/// A split tail inside a vector loop that a loop can specialize away (see
-/// `lower::specialize_tails`): where `condition` holds, the split's clamp and guard change
-/// nothing, so the loop gets a version with let `var` bound to `unclamped` and
-/// `guard_term` replaced by `true`. Carried by the loop just outside the vector loop, and
-/// printed there as `tail(condition, guard_term, var = unclamped)` (`tail_each` when the
-/// condition is decided per iteration, inside the loop, around its body). Its expressions
+/// Where a loop carrying a [`VectorTail`] puts the version without the tail.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TailPlace {
+    /// Around the loop (`tail`): a ShiftInwards split of the vector loop, carried by the
+    /// loop just outside the vector loop.
+    Loop,
+    /// Inside the loop, around its body (`tail_each`): a GuardWithIf split of the vector
+    /// loop, whose condition depends on the loop's variable.
+    EachIteration,
+    /// Around the loop, and kept only where the version makes storage or a loop's extent
+    /// constant (`tail_nest`): a ShiftInwards split outside the vector loop, carried by
+    /// the stage's outermost loop. Producers computed inside the split's loops get
+    /// regions clamped to the stage's, which are a constant size where it holds.
+    Nest,
+}
+
+/// A split tail that a loop can specialize away (see `lower::specialize_tails`): where
+/// `condition` holds, the split's clamp and guard change nothing, so the loop gets a
+/// version with let `var` bound to `unclamped` and `guard_term` replaced by `true`.
+/// Printed on its loop as `tail(condition, guard_term, var = unclamped)` (`tail_each` and
+/// `tail_nest` for the other [`TailPlace`]s). Its expressions
 /// are not children of the loop: they name the loop's own lets, and the passes between
 /// the one that makes it and the one that uses it leave them as they are.
 ///
 /// ```
-/// use halogen::ir::{Expr, ForKind, Stmt, Type, VectorTail};
+/// use halogen::ir::{Expr, ForKind, Stmt, TailPlace, Type, VectorTail};
 /// let extent = Expr::param(Type::i32(), "n");
 /// let fits = Expr::le(Expr::i32(8), extent.clone());
 /// let x = Expr::var(Type::i32(), "x");
 /// let tail = VectorTail {
 ///     condition: fits.clone(),
 ///     guard_term: fits,
-///     per_iteration: false,
+///     place: TailPlace::Loop,
 ///     var: "v".into(),
 ///     unclamped: x.clone(),
 /// };
@@ -105,9 +120,8 @@ pub struct VectorTail {
     pub condition: Expr,
     /// The guard's term that `condition` makes true.
     pub guard_term: Expr,
-    /// GuardWithIf: `condition` depends on the loop's variable, so the specialization
-    /// goes inside the loop, around its body.
-    pub per_iteration: bool,
+    /// Where the loop puts the two versions.
+    pub place: TailPlace,
     /// The let defining the split variable, `min(value, last)` in the general case.
     pub var: Name,
     /// Its value without the clamp.

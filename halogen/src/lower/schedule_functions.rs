@@ -7,7 +7,7 @@ use super::LowerCtx;
 use crate::analysis::{expr_uses_var, substitute_map};
 use crate::error::{Error, Result};
 use crate::ir::stack;
-use crate::ir::{CallKind, Expr, ExprKind, ForKind, MsgPart, Name, Stmt, Type, VectorTail, Visitor};
+use crate::ir::{CallKind, Expr, ExprKind, ForKind, MsgPart, Name, Stmt, TailPlace, Type, VectorTail, Visitor};
 use crate::schedule::{LoopLevel, Split, TailStrategy};
 use std::collections::{HashMap, HashSet};
 
@@ -258,20 +258,36 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
             return Err(Error::internal("schedule_functions", format!("{what}: a loop has no range")));
         };
         tails_at = Some(format!("{prefix}{enclosing}").into());
-        for (inner_i, condition, var, unclamped) in shifted_splits {
-            if *vector == inner_i || vector.starts_with(&format!("{inner_i}.")) {
-                let guard_term = condition.clone();
-                tails.push(VectorTail { condition, guard_term, per_iteration: false, var, unclamped });
+        for (inner_i, condition, var, unclamped) in &shifted_splits {
+            if vector == inner_i || vector.starts_with(&format!("{inner_i}.")) {
+                let (condition, guard_term) = (condition.clone(), condition.clone());
+                let (var, unclamped) = (var.clone(), unclamped.clone());
+                tails.push(VectorTail { condition, guard_term, place: TailPlace::Loop, var, unclamped });
             }
         }
         // A GuardWithIf split of the vector loop itself: decided per vector, inside the
         // loop of its outer variable (when that loop encloses the vector loop directly).
         for (inner_i, outer_i, condition, guard_term, var, unclamped) in guarded_splits {
             if *vector == inner_i && *enclosing == outer_i {
-                tails.push(VectorTail { condition, guard_term, per_iteration: true, var, unclamped });
+                tails.push(VectorTail { condition, guard_term, place: TailPlace::EachIteration, var, unclamped });
             }
         }
     }
+
+    // Every ShiftInwards split: a version of the whole nest, chosen around its outermost
+    // loop, where the producers computed inside get constant regions (inside it, the
+    // vector loop's version above is chosen once and for all).
+    let mut nest_tails: Vec<VectorTail> = shifted_splits
+        .into_iter()
+        .filter(|(_, condition, ..)| crate::analysis::simplify(condition).as_int().is_none())
+        .map(|(_, condition, var, unclamped)| VectorTail {
+            guard_term: condition.clone(),
+            condition,
+            place: TailPlace::Nest,
+            var,
+            unclamped,
+        })
+        .collect();
 
     // The innermost statement.
     let args: Vec<Expr> = stage.args.iter().map(|a| substitute_map(&rename, a)).collect();
@@ -299,7 +315,10 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
         let r = &ranges[name];
         let loop_name: Name = format!("{prefix}{name}").into();
         loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: dim.var.clone() });
-        let here = if tails_at.as_ref() == Some(&loop_name) { std::mem::take(&mut tails) } else { Vec::new() };
+        let mut here = if tails_at.as_ref() == Some(&loop_name) { std::mem::take(&mut tails) } else { Vec::new() };
+        if std::ptr::eq(dim, sched.dims.last().unwrap_or(dim)) {
+            here.append(&mut nest_tails);
+        }
         // A serial loop far longer than any useful constant trip count runs only the
         // iterations its guard can pass: a split factor far beyond the region (up to 2^30)
         // would otherwise iterate over every guarded-off point.
@@ -632,15 +651,16 @@ pub fn uses(e: &Expr, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::{ForKind, Stmt};
+    use crate::ir::{ForKind, Stmt, TailPlace};
     use crate::lower::{environment, LowerCtx};
     use crate::prelude::*;
 
-    /// The loops that carry vector tails, with the kind of the loop each one's body
-    /// starts (through its lets).
+    /// The loops that carry vector tails (`TailPlace::Loop`), with the kind of the loop
+    /// each one's body starts (through its lets).
     fn loops_with_tails(s: &Stmt, out: &mut Vec<(String, usize, Option<ForKind>)>) {
         if let Stmt::For { name, tails, body, .. } = s {
-            if !tails.is_empty() {
+            let tails = tails.iter().filter(|t| t.place == TailPlace::Loop).count();
+            if tails > 0 {
                 let mut inner = &**body;
                 while let Stmt::LetStmt { body, .. } = inner {
                     inner = body;
@@ -649,7 +669,7 @@ mod tests {
                     Stmt::For { kind, .. } => Some(*kind),
                     _ => None,
                 };
-                out.push((name.to_string(), tails.len(), kind));
+                out.push((name.to_string(), tails, kind));
             }
         }
         s.for_each_child(|c| loops_with_tails(c, out), |_| {});
@@ -670,5 +690,10 @@ mod tests {
         // ShiftInwards splits enclose the vector loop, and both tails go on xi.xi.
         assert_eq!(found, vec![("vt_out.s0.x.xi.xi".to_string(), 2, Some(ForKind::Vectorized))], "{s}");
         assert!(s.to_string().contains("for (vt_out.s0.x.xi.xi, 0, ((8 + 7) / 8)) tail((8 <= "), "{s}");
+        // The split of x also gets a version of the whole nest, on its outermost loop
+        // (the split of xi by 8 fits always: it gets none).
+        let outer = s.to_string().lines().find(|l| l.trim_start().starts_with("for (vt_out.s0.y")).unwrap().to_string();
+        assert_eq!(outer.matches("tail_nest(").count(), 1, "{outer}");
+        assert!(outer.contains("tail_nest((8 <= "), "{outer}");
     }
 }

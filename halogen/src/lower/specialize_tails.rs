@@ -8,10 +8,10 @@
 //! functions records each such split on the loop where it is specialized (`For::tails`);
 //! this pass applies them and clears them.
 
-use crate::analysis::simplify;
+use crate::analysis::{simplify, simplify_stmt};
 use crate::error::Result;
 use crate::ir::stack;
-use crate::ir::{mutate_expr_children, mutate_stmt_children, Expr, Mutator, Stmt};
+use crate::ir::{mutate_expr_children, mutate_stmt_children, walk_stmt, Expr, Mutator, Stmt, TailPlace, Visitor};
 
 pub use crate::ir::VectorTail;
 
@@ -45,18 +45,72 @@ impl Mutator for Specialize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         let Stmt::For { name, min, extent, kind, tails, body } = s else { return s };
-        let here = |per_iteration: bool| -> Vec<&VectorTail> {
-            tails.iter().filter(|t| t.per_iteration == per_iteration).collect()
-        };
-        let specialize = |tails: Vec<&VectorTail>, s: Stmt| -> Stmt {
-            let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
-            let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
-            Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
-        };
-        let body = specialize(here(true), *body);
+        let here = |place: TailPlace| -> Vec<&VectorTail> { tails.iter().filter(|t| t.place == place).collect() };
+        let body = specialize(here(TailPlace::EachIteration), *body);
         let s = Stmt::For { name, min, extent, kind, tails: Vec::new(), body: Box::new(body) };
-        specialize(here(false), s)
+        let s = specialize(here(TailPlace::Loop), s);
+        specialize_nest(here(TailPlace::Nest), s)
     }
+}
+
+/// `if (conditions) { s without the tails } else { s }`, or `s` without tails.
+fn specialize(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
+    let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
+    let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
+    Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
+}
+
+/// [`specialize`] for the tails of a whole nest, where the version has fewer allocations
+/// and loops of a size only known at run time than the nest (a second copy of the nest costs compile
+/// time, and a clamp of the stage's own loops alone costs nearly nothing at run time).
+/// The two versions come back simplified, each under what its branch knows.
+fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
+    if tails.is_empty() || !has_allocation(&s) {
+        return s;
+    }
+    let versions = simplify_stmt(&specialize(tails, s.clone()));
+    let Stmt::IfThenElse { then_case: fast, else_case: Some(slow), .. } = &versions else { return s };
+    if symbolic_sizes(fast) < symbolic_sizes(slow) {
+        versions
+    } else {
+        s
+    }
+}
+
+/// Allocations in a statement, and allocations and loops of a size known only at run time.
+#[derive(Default)]
+struct Sizes {
+    allocations: usize,
+    symbolic: usize,
+}
+
+impl Visitor for Sizes {
+    fn visit_expr(&mut self, _: &Expr) {}
+    fn visit_stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Allocate { extents, .. } => {
+                self.allocations += 1;
+                self.symbolic += extents.iter().any(|e| e.as_int().is_none()) as usize;
+            }
+            Stmt::For { extent, .. } => self.symbolic += extent.as_int().is_none() as usize,
+            _ => {}
+        }
+        walk_stmt(self, s)
+    }
+}
+
+/// True if `s` allocates storage (a producer is computed inside it).
+fn has_allocation(s: &Stmt) -> bool {
+    let mut sizes = Sizes::default();
+    sizes.visit_stmt(s);
+    sizes.allocations > 0
+}
+
+/// How many allocations and loops in `s` have a size known only at run time.
+fn symbolic_sizes(s: &Stmt) -> usize {
+    let mut sizes = Sizes::default();
+    sizes.visit_stmt(s);
+    sizes.symbolic
 }
 
 /// Folds the guards that became `true || ...` (the later simplification does the rest).
@@ -95,7 +149,7 @@ pub fn specialize_tails(s: Stmt) -> Result<Stmt> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::{Expr, ForKind, Stmt, Type, VectorTail};
+    use crate::ir::{Expr, ForKind, Stmt, TailPlace, Type, VectorTail};
 
     fn v(n: &str) -> Expr {
         Expr::var(Type::i32(), n)
@@ -127,7 +181,7 @@ mod tests {
         let tail = VectorTail {
             condition: fits.clone(),
             guard_term: fits,
-            per_iteration: false,
+            place: TailPlace::Loop,
             var: "x".into(),
             unclamped: Expr::mul(v("xo"), Expr::i32(8)),
         };

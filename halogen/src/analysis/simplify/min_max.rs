@@ -5,7 +5,7 @@
 //! NaN is involved, so float operands are never reordered.
 
 use super::info::const_int;
-use super::linear;
+use super::linear::{self, Linear};
 use super::{fold_binary, is_int, no_overflow, vector, Simplifier, S};
 use crate::ir::{BinOp, Expr, ExprKind};
 
@@ -71,6 +71,12 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
             if let Some(r) = s.bounds_in_scope(&diff).and_then(pick) {
                 return Some(r);
             }
+            // Or by the difference with a `min`/`max` term replaced by one operand.
+            match relaxed_sign(s, &lin) {
+                Some(true) => return Some(if is_min { x.clone() } else { y.clone() }),
+                Some(false) => return Some(if is_min { y.clone() } else { x.clone() }),
+                None => {}
+            }
         }
     }
     let other = if is_min { BinOp::Max } else { BinOp::Min };
@@ -133,6 +139,76 @@ pub(super) fn rules(s: &mut Simplifier, op: BinOp, a: &S, b: &S) -> Option<Expr>
         }
     }
     None
+}
+
+/// Most `min`/`max` terms [`relaxed_sign`] replaces (each doubles its work).
+const MAX_RELAXED_TERMS: usize = 2;
+
+/// `Some(true)` if the exact difference `lin` is at most 0, `Some(false)` if it is at
+/// least 0, proven after replacing its `min`/`max` terms by one of their operands.
+///
+/// `min(p, q) <= q`, so a term `k * min(p, q)` with `k > 0` is at most `k * q` (and
+/// `k * max(p, q)` with `k < 0` at most `k * q`): any such replacement bounds the
+/// difference from above, and the mirrored ones from below. A clamped tile gives the
+/// case this is for: `min(n + min(16 * t, w - 15) + 7, n + w)` is its first operand,
+/// since `min(16 * t, w - 15) <= w - 15`, once an enclosing `if` says the region is
+/// at least a tile (without it, its guard keeps the clamp).
+fn relaxed_sign(s: &mut Simplifier, lin: &Linear) -> Option<bool> {
+    // The clamp may be the value of a let (a tile's shifted start, named once).
+    let expanded;
+    let lin = match s.expand_lets(lin) {
+        Some(e) => {
+            expanded = e;
+            &expanded
+        }
+        None => lin,
+    };
+    let is_clamp = |t: &Expr| matches!(t.kind(), ExprKind::Binary(BinOp::Min | BinOp::Max, ..));
+    let clamps: Vec<usize> =
+        (0..lin.terms.len()).filter(|&i| lin.terms[i].1 != 0 && is_clamp(&lin.terms[i].0)).collect();
+    // Without enclosing loops, lets or ifs, the operands' own bounds decided already.
+    if clamps.is_empty() || clamps.len() > MAX_RELAXED_TERMS || (s.scope.is_empty() && s.linear_facts.is_empty()) {
+        return None;
+    }
+    // For the upper bound (`upper`), min terms with positive and max terms with negative
+    // coefficients are replaced; the others stay, so only those choices are tried.
+    let bound = |s: &mut Simplifier, upper: bool| -> Option<bool> {
+        let replaceable: Vec<usize> = clamps
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let ExprKind::Binary(op, ..) = lin.terms[i].0.kind() else { return false };
+                (*op == BinOp::Min) == ((lin.terms[i].1 > 0) == upper)
+            })
+            .collect();
+        if replaceable.is_empty() {
+            return None;
+        }
+        for choice in 0..(1usize << replaceable.len()) {
+            let mut terms = lin.terms.clone();
+            for (bit, &i) in replaceable.iter().enumerate() {
+                let ExprKind::Binary(_, p, q) = lin.terms[i].0.kind() else { return None };
+                terms[i].0 = if choice >> bit & 1 == 0 { p.clone() } else { q.clone() };
+            }
+            let relaxed = linear::emit(lin.ty, &terms, lin.constant);
+            let Some(r) = linear::collect(&relaxed).filter(|l| l.exact) else { continue };
+            let proven = match r.as_const() {
+                Some(c) => (c <= 0) == upper,
+                None => {
+                    let (lo, hi) = s.difference_range(&r);
+                    let by_facts = if upper { hi.is_some_and(|h| h <= 0) } else { lo.is_some_and(|l| l >= 0) };
+                    // Not simplified again: that would relax its own clamps, and theirs.
+                    let holds = |b: super::info::Info| if upper { b.max <= 0 } else { b.min >= 0 };
+                    by_facts || s.bounds_in_scope(&linear::emit_linear(lin.ty, &r)).is_some_and(holds)
+                }
+            };
+            if proven {
+                return Some(upper);
+            }
+        }
+        None
+    };
+    bound(s, true).or_else(|| bound(s, false))
 }
 
 /// Rewrites a chain of one operator (`min(min(a, b), c)`, nested any way) whose terms

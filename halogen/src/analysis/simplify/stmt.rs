@@ -298,9 +298,21 @@ fn stmt_free_vars(s: &Stmt) -> HashSet<Name> {
 /// True if `e` is a sum of at most three terms (variables, or variables times constants)
 /// and a constant: cheap to substitute where differences of lets are compared.
 fn is_small_linear(e: &Expr) -> bool {
+    let of_vars = |e: &Expr| {
+        super::linear::collect(e).is_some_and(|l| {
+            l.exact
+                && l.terms.iter().filter(|(_, k)| *k != 0).count() <= 3
+                && l.terms.iter().all(|(t, _)| t.as_var().is_some())
+        })
+    };
+    // A term may also be a `min` or `max` of two such combinations: the start of a
+    // clamped tile, `min(16 * tx + n.min, n.max - 15)`, which every bound of the tile's
+    // producers shares.
+    let small_term = |t: &Expr| match t.kind() {
+        ExprKind::Binary(BinOp::Min | BinOp::Max, a, b) => of_vars(a) && of_vars(b),
+        _ => t.as_var().is_some(),
+    };
     super::linear::collect(e).is_some_and(|l| {
-        l.exact
-            && l.terms.iter().filter(|(_, k)| *k != 0).count() <= 3
-            && l.terms.iter().all(|(t, _)| t.as_var().is_some())
+        l.exact && l.terms.iter().filter(|(_, k)| *k != 0).count() <= 3 && l.terms.iter().all(|(t, _)| small_term(t))
     })
 }

@@ -2,7 +2,8 @@
 
 use super::{parse_expr, parse_stmt, parse_stmt_with_funcs};
 use crate::ir::{
-    CallKind, Expr, ExprKind, Fold, ForKind, FuncId, Intrinsic, MsgPart, Range, Stmt, Type, VarBinding, VectorTail,
+    CallKind, Expr, ExprKind, Fold, ForKind, FuncId, Intrinsic, MsgPart, Range, Stmt, TailPlace, Type, VarBinding,
+    VectorTail,
 };
 use std::collections::HashMap;
 
@@ -178,14 +179,14 @@ fn loop_tails_and_folded_realizes() {
         VectorTail {
             condition: fits.clone(),
             guard_term: fits,
-            per_iteration: false,
+            place: TailPlace::Loop,
             var: "x".into(),
             unclamped: i(0),
         },
         VectorTail {
             condition: last,
             guard_term: inner,
-            per_iteration: true,
+            place: TailPlace::EachIteration,
             var: "x.v".into(),
             unclamped: Expr::mul(xo.clone(), i(8)),
         },

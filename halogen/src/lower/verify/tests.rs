@@ -2,7 +2,9 @@
 //! the corrected statement passes.
 
 use super::{verify, verify_with_funcs, Phase};
-use crate::ir::{CallKind, Expr, ExprKind, Fold, ForKind, FuncId, Intrinsic, MsgPart, Range, Stmt, Type, VectorTail};
+use crate::ir::{
+    CallKind, Expr, ExprKind, Fold, ForKind, FuncId, Intrinsic, MsgPart, Range, Stmt, TailPlace, Type, VectorTail,
+};
 use std::collections::{HashMap, HashSet};
 
 fn i32v(n: &str) -> Expr {
@@ -314,8 +316,13 @@ fn a_fold_names_a_dimension_and_keeps_rows() {
 fn loop_tails_are_conditions_and_an_int32_value() {
     let with_tail = |unclamped: Expr| {
         let fits = Expr::le(Expr::i32(8), Expr::param(Type::i32(), "n"));
-        let tail =
-            VectorTail { condition: fits.clone(), guard_term: fits, per_iteration: false, var: "v".into(), unclamped };
+        let tail = VectorTail {
+            condition: fits.clone(),
+            guard_term: fits,
+            place: TailPlace::Loop,
+            var: "v".into(),
+            unclamped,
+        };
         let mut s = in_loop("x", Stmt::no_op());
         if let Stmt::For { tails, .. } = &mut s {
             tails.push(tail);
