@@ -167,29 +167,36 @@ impl ConvLayer {
             .parallel(y)
             .parallel(n)
             .parallel(co);
-        // Halide also unrolls the block's 3 columns. Here the block is narrower where the
-        // image is, so its width is not a constant; unrolling it by a split of 3 guards every
-        // statement, which made the layer three times slower than the plain column loop.
+        // As in Halide, the block's columns are unrolled too: where the image is at least
+        // a block wide (the version the compiler keeps for it) the block is TILE_X
+        // columns, a constant.
         if self.channels_out <= TILE_C {
             // One block covers every channel: the compiler sees a constant channel count.
-            self.conv.compute_at(&self.out, xo).vectorize(c, VEC).unroll_full(c);
+            self.conv.compute_at(&self.out, xo).vectorize(c, VEC).unroll_full(c).unroll_full(x);
             self.conv
                 .update_stage(0)
                 .reorder(&[c.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into()])
                 .vectorize(c, VEC)
-                .unroll_full(c);
+                .unroll_full(c)
+                .unroll_full(x);
         } else {
             // Several blocks: each block's channel range starts at a loop variable, so its
             // extent (always TILE_C: the output's last block shifts inwards) is not a
             // constant to the compiler; a split by TILE_C makes the unrolled loop constant.
             let (cb, cv) = (Var::new("cb"), Var::new("cv"));
-            self.conv.compute_at(&self.out, xo).split(c, cb, cv, TILE_C).vectorize(cv, VEC).unroll_full(cv);
+            self.conv
+                .compute_at(&self.out, xo)
+                .split(c, cb, cv, TILE_C)
+                .vectorize(cv, VEC)
+                .unroll_full(cv)
+                .unroll_full(x);
             self.conv
                 .update_stage(0)
                 .split(c, cb, cv, TILE_C)
                 .reorder(&[cv.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into(), cb.into()])
                 .vectorize(cv, VEC)
-                .unroll_full(cv);
+                .unroll_full(cv)
+                .unroll_full(x);
         }
         self.conv.update_stage(0).unroll(rx, 2);
     }

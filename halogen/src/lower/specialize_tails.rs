@@ -11,7 +11,10 @@
 use crate::analysis::{simplify, simplify_stmt};
 use crate::error::Result;
 use crate::ir::stack;
-use crate::ir::{mutate_expr_children, mutate_stmt_children, walk_stmt, Expr, Mutator, Stmt, TailPlace, Visitor};
+use crate::ir::{
+    mutate_expr_children, mutate_stmt_children, walk_stmt, Expr, ForKind, Mutator, Name, Stmt, TailPlace, Visitor,
+};
+use std::collections::HashSet;
 
 pub use crate::ir::VectorTail;
 
@@ -39,17 +42,28 @@ impl Mutator for Assume<'_> {
     }
 }
 
-struct Specialize;
+/// Applies the tails, innermost first.
+struct Specialize {
+    /// The lets enclosing the statement being visited, outermost first: a nest's versions
+    /// are simplified knowing them (the bounds of the Funcs outside it).
+    lets: Vec<(Name, Expr)>,
+}
 
 impl Mutator for Specialize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if let Stmt::LetStmt { name, value, body } = s {
+            self.lets.push((name.clone(), value.clone()));
+            let body = self.mutate_stmt(body);
+            self.lets.pop();
+            return Stmt::LetStmt { name: name.clone(), value: value.clone(), body: Box::new(body) };
+        }
         let s = mutate_stmt_children(self, s);
         let Stmt::For { name, min, extent, kind, tails, body } = s else { return s };
         let here = |place: TailPlace| -> Vec<&VectorTail> { tails.iter().filter(|t| t.place == place).collect() };
         let body = specialize(here(TailPlace::EachIteration), *body);
         let s = Stmt::For { name, min, extent, kind, tails: Vec::new(), body: Box::new(body) };
         let s = specialize(here(TailPlace::Loop), s);
-        specialize_nest(here(TailPlace::Nest), s)
+        specialize_nest(here(TailPlace::Nest), s, &self.lets)
     }
 }
 
@@ -64,16 +78,80 @@ fn specialize(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
 /// and loops of a size only known at run time than the nest (a second copy of the nest costs compile
 /// time, and a clamp of the stage's own loops alone costs nearly nothing at run time).
 /// The two versions come back simplified, each under what its branch knows.
-fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
+fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, lets: &[(Name, Expr)]) -> Stmt {
+    // A split that never fits (a channel count below the split's factor) has no version
+    // to make: its clamp stays in both, and the other splits are versioned alone.
+    let within_lets = |e: &Expr| {
+        lets.iter().rev().fold(e.clone(), |body, (name, value)| Expr::let_in(name.clone(), value.clone(), body))
+    };
+    let tails: Vec<&VectorTail> =
+        tails.into_iter().filter(|t| simplify(&within_lets(&t.condition)).as_int() != Some(0)).collect();
     if tails.is_empty() || !has_allocation(&s) {
         return s;
     }
-    let versions = simplify_stmt(&specialize(tails, s.clone()));
-    let Stmt::IfThenElse { then_case: fast, else_case: Some(slow), .. } = &versions else { return s };
-    if symbolic_sizes(fast) < symbolic_sizes(slow) {
-        versions
+    // Simplified inside the enclosing lets, then taken out of them again.
+    let wrapped = lets.iter().rev().fold(specialize(tails.clone(), s.clone()), |body, (name, value)| {
+        Stmt::let_stmt(name.clone(), value.clone(), body)
+    });
+    let mut versions = simplify_stmt(&wrapped);
+    // Only the enclosing lets: a loop of one iteration may have become a let of its own.
+    let versions = loop {
+        versions = match versions {
+            Stmt::LetStmt { name, body, .. } if lets.iter().any(|(n, _)| *n == name) => *body,
+            other => break other,
+        };
+    };
+    let Stmt::IfThenElse { condition, then_case: fast, else_case: Some(slow) } = versions else {
+        // The condition was decided: where every split always fits, the version without
+        // clamps is the nest.
+        let fits = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and).map(|c| simplify(&within_lets(&c)));
+        return if fits.and_then(|c| c.as_int()) == Some(1) { versions } else { s };
+    };
+    if symbolic_sizes(&fast) < symbolic_sizes(&slow) {
+        let mut constant_in_fast = ConstantUnrolled::default();
+        constant_in_fast.visit_stmt(&fast);
+        let slow = Box::new(RollUp { constant_in_fast: constant_in_fast.0 }.mutate_stmt(&slow));
+        Stmt::IfThenElse { condition, then_case: fast, else_case: Some(slow) }
     } else {
         s
+    }
+}
+
+/// The unrolled loops of a statement whose extent is a constant.
+#[derive(Default)]
+struct ConstantUnrolled(HashSet<Name>);
+
+impl Visitor for ConstantUnrolled {
+    fn visit_expr(&mut self, _: &Expr) {}
+    fn visit_stmt(&mut self, s: &Stmt) {
+        if let Stmt::For { name, extent, kind: ForKind::Unrolled, .. } = s {
+            if extent.as_int().is_some() {
+                self.0.insert(name.clone());
+            }
+        }
+        walk_stmt(self, s)
+    }
+}
+
+/// Makes plain loops of the unrolled loops that the tile-wide version has with a
+/// constant extent and this one (the version for regions narrower than a tile) without:
+/// a loop the schedule unrolls (Halide's `unroll(x)` of a tile's producer) covers the
+/// region there, whose width is known only at run time. Elsewhere an unrolled loop
+/// without a constant extent stays a schedule error.
+struct RollUp {
+    constant_in_fast: HashSet<Name>,
+}
+
+impl Mutator for RollUp {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        stack::guard(|| match mutate_stmt_children(self, s) {
+            Stmt::For { name, min, extent, kind: ForKind::Unrolled, tails, body }
+                if self.constant_in_fast.contains(&name) && extent.as_int().is_none() =>
+            {
+                Stmt::For { name, min, extent, kind: ForKind::Serial, tails, body }
+            }
+            other => other,
+        })
     }
 }
 
@@ -144,7 +222,7 @@ pub fn specialize_tails(s: Stmt) -> Result<Stmt> {
     if !has_tails(&s) {
         return Ok(s);
     }
-    Ok(Specialize.mutate_stmt(&s))
+    Ok(Specialize { lets: Vec::new() }.mutate_stmt(&s))
 }
 
 #[cfg(test)]
