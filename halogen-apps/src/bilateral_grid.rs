@@ -178,20 +178,11 @@ impl BilateralGrid {
         self.histogram.compute_at(&self.blurz, y);
         self.histogram
             .update_stage(0)
-            .reorder(&[c.into(), r.x().into(), r.y().into(), x.into(), y.into()])
+            .reorder(&[VarOrRVar::from(c), r.x().into(), r.y().into(), x.into(), y.into()])
             .unroll_full(c);
-        self.blurz
-            .compute_root()
-            .reorder(&[c.into(), z.into(), x.into(), y.into()])
-            .parallel(y)
-            .vectorize(x, 8)
-            .unroll_full(c);
+        self.blurz.compute_root().reorder(&[c, z, x, y]).parallel(y).vectorize(x, 8).unroll_full(c);
         for f in [&self.blurx, &self.blury] {
-            f.compute_root()
-                .reorder(&[c.into(), x.into(), y.into(), z.into()])
-                .parallel(z)
-                .vectorize(x, 8)
-                .unroll_full(c);
+            f.compute_root().reorder(&[c, x, y, z]).parallel(z).vectorize(x, 8).unroll_full(c);
         }
         self.out.compute_root().parallel(y).vectorize(x, 8);
     }
@@ -206,23 +197,16 @@ impl BilateralGrid {
         let r = &self.r;
         let (xo, yo, zo, xi, yi, zi) =
             (Var::new("xo"), Var::new("yo"), Var::new("zo"), Var::new("xi"), Var::new("yi"), Var::new("zi"));
-        self.blurz
-            .compute_root()
-            .reorder(&[c.into(), z.into(), x.into(), y.into()])
-            .gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
-        self.histogram
-            .compute_at(&self.blurz, xo)
-            .reorder(&[c.into(), z.into(), x.into(), y.into()])
-            .gpu_threads(x)
-            .gpu_threads(y);
+        self.blurz.compute_root().reorder(&[c, z, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+        self.histogram.compute_at(&self.blurz, xo).reorder(&[c, z, x, y]).gpu_threads(x).gpu_threads(y);
         self.histogram
             .update_stage(0)
-            .reorder(&[c.into(), r.x().into(), r.y().into(), x.into(), y.into()])
+            .reorder(&[VarOrRVar::from(c), r.x().into(), r.y().into(), x.into(), y.into()])
             .gpu_threads(x)
             .gpu_threads(y)
             .unroll_full(c);
         for f in [&self.blurx, &self.blury] {
-            f.compute_root().reorder(&[c.into(), x.into(), y.into(), z.into()]).unroll_full(c).gpu_tile_3d(
+            f.compute_root().reorder(&[c, x, y, z]).unroll_full(c).gpu_tile_3d(
                 [x.into(), y.into(), z.into()],
                 [xo.into(), yo.into(), zo.into()],
                 [xi.into(), yi.into(), zi.into()],

@@ -132,7 +132,7 @@ impl CameraPipe {
         let (x, y, c) = (self.x, self.y, self.c);
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
         self.curve.compute_root();
-        self.out.split(y, yo, yi, 32).reorder(&[x.into(), c.into(), yi.into(), yo.into()]).parallel(yo).vectorize(x, 8);
+        self.out.split(y, yo, yi, 32).reorder(&[x, c, yi, yo]).parallel(yo).vectorize(x, 8);
         self.corrected.compute_at(&self.out, yi).vectorize(x, 8);
         self.demosaiced.compute_at(&self.out, yi).vectorize(x, 8);
         self.denoised.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
@@ -146,13 +146,9 @@ impl CameraPipe {
         let (x, y, c) = (self.x, self.y, self.c);
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
         self.curve.compute_root().gpu_tile_1d(Var::new("i"), xo, xi, 64);
-        self.out
-            .bound(c, 0, 3)
-            .reorder(&[c.into(), x.into(), y.into()])
-            .unroll_full(c)
-            .gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.out.bound(c, 0, 3).reorder(&[c, x, y]).unroll_full(c).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
         self.denoised.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
-        self.demosaiced.compute_at(&self.out, xi).reorder(&[c.into(), x.into(), y.into()]).unroll_full(c);
+        self.demosaiced.compute_at(&self.out, xi).reorder(&[c, x, y]).unroll_full(c);
     }
 
     /// Every Func at root, serial and scalar.

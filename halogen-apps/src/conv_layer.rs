@@ -160,7 +160,7 @@ impl ConvLayer {
             .bound(c, 0, self.channels_out)
             .split(c, co, ci, TILE_C)
             .split(x, xo, xi, TILE_X)
-            .reorder(&[ci.into(), xi.into(), xo.into(), y.into(), n.into(), co.into()])
+            .reorder(&[ci, xi, xo, y, n, co])
             .vectorize(ci, VEC)
             .unroll_full(ci)
             .unroll_full(xi)
@@ -175,7 +175,7 @@ impl ConvLayer {
             self.conv.compute_at(&self.out, xo).vectorize(c, VEC).unroll_full(c).unroll_full(x);
             self.conv
                 .update_stage(0)
-                .reorder(&[c.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into()])
+                .reorder(&[VarOrRVar::from(c), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into()])
                 .vectorize(c, VEC)
                 .unroll_full(c)
                 .unroll_full(x);
@@ -193,7 +193,16 @@ impl ConvLayer {
             self.conv
                 .update_stage(0)
                 .split(c, cb, cv, TILE_C)
-                .reorder(&[cv.into(), x.into(), y.into(), rx.into(), ry.into(), rz.into(), n.into(), cb.into()])
+                .reorder(&[
+                    VarOrRVar::from(cv),
+                    x.into(),
+                    y.into(),
+                    rx.into(),
+                    ry.into(),
+                    rz.into(),
+                    n.into(),
+                    cb.into(),
+                ])
                 .vectorize(cv, VEC)
                 .unroll_full(cv)
                 .unroll_full(x);

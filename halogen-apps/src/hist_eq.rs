@@ -138,13 +138,13 @@ impl HistEq {
             .update_stage(0)
             .atomic()
             .split(self.r.x(), rxo, rxi, 256)
-            .reorder(&[rxo.into(), ryi.into(), rxi.into(), u.into()])
+            .reorder(&[rxo, ryi, rxi, u])
             .gpu_blocks(u)
             .gpu_threads(rxi);
         self.hist.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
         // The partial histograms' index (the strips, `ryo` after the rfactor) inside each
         // bin's thread.
-        self.hist.update_stage(0).reorder(&[ryo.into(), i.into()]).gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
+        self.hist.update_stage(0).reorder(&[ryo, i]).gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);
         self.cdf.compute_root();
         self.cdf_min.compute_root();
         self.lut.compute_root().gpu_tile_1d(i, Var::new("io"), Var::new("ii"), 256);

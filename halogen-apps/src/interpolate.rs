@@ -224,11 +224,7 @@ impl Interpolate {
         let (yo, yi, xo, xi) = (Var::new("yo"), Var::new("yi"), Var::new("xo"), Var::new("xi"));
         let levels = self.levels;
         let strips = |f: &Func| {
-            f.compute_root()
-                .reorder(&[x.into(), c.into(), y.into()])
-                .split(y, yo, yi, 8)
-                .parallel(yo)
-                .vectorize(x, VEC);
+            f.compute_root().reorder(&[x, c, y]).split(y, yo, yi, 8).parallel(yo).vectorize(x, VEC);
         };
         for l in 1..levels.saturating_sub(1) {
             strips(&self.downsampled[l]);
@@ -237,7 +233,7 @@ impl Interpolate {
         if let (Some(copy), true) = (&self.downsampled0_in_downx1, levels >= 3) {
             copy.store_at(&self.downsampled[1], yo)
                 .compute_at(&self.downsampled[1], yi)
-                .reorder(&[c.into(), x.into(), y.into()])
+                .reorder(&[c, x, y])
                 .unroll_full(c)
                 .vectorize(x, VEC);
         }
@@ -245,7 +241,7 @@ impl Interpolate {
             .bound(c, 0, 3)
             .split(x, xo, xi, VEC)
             .split(y, yo, yi, 32)
-            .reorder(&[xi.into(), c.into(), xo.into(), yi.into(), yo.into()])
+            .reorder(&[xi, c, xo, yi, yo])
             .unroll_full(c)
             .vectorize(xi, VEC)
             .parallel(yo);
@@ -267,14 +263,10 @@ impl Interpolate {
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
         for l in 1..self.levels {
             for f in [&self.downsampled[l], &self.interpolated[l]] {
-                f.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+                f.compute_root().reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
             }
         }
-        self.out
-            .bound(c, 0, 3)
-            .reorder(&[c.into(), x.into(), y.into()])
-            .unroll_full(c)
-            .gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.out.bound(c, 0, 3).reorder(&[c, x, y]).unroll_full(c).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
     /// Every Func at root, serial and scalar.

@@ -322,7 +322,7 @@ impl LocalLaplacian {
         };
         let yo = Var::new("yo");
         self.remap.compute_root();
-        self.out.reorder(&[c.into(), x.into(), y.into()]).split(y, yo, y, 16).parallel(yo).vectorize(x, 8);
+        self.out.reorder(&[c, x, y]).split(y, yo, y, 16).parallel(yo).vectorize(x, 8);
         self.gray.compute_root();
         par(&self.gray, 32);
         self.gray.vectorize(x, 8);
@@ -359,15 +359,12 @@ impl LocalLaplacian {
         let (x, y, c, k) = (self.x, self.y, self.c, self.k);
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
         self.remap.compute_root().gpu_tile_1d(x, xo, xi, 64);
-        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+        self.out.compute_root().reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
         for j in 0..self.levels {
             let (w, h) = if j > 3 { (2, 2) } else { (16, 8) };
             if j > 0 {
                 self.in_g_pyramid[j].compute_root().gpu_tile(x, y, xo, yo, xi, yi, w, h);
-                self.g_pyramid[j]
-                    .compute_root()
-                    .reorder(&[k.into(), x.into(), y.into()])
-                    .gpu_tile(x, y, xo, yo, xi, yi, w, h);
+                self.g_pyramid[j].compute_root().reorder(&[k, x, y]).gpu_tile(x, y, xo, yo, xi, yi, w, h);
             }
             self.out_g_pyramid[j].compute_root().gpu_tile(x, y, xo, yo, xi, yi, w, h);
         }

@@ -210,19 +210,15 @@ impl NlMeans {
         out.compute_root()
             .tile_named(x, y, tx, ty, x, y, 16, 8)
             .split(x, xo, xi, VEC)
-            .reorder(&[xi.into(), c.into(), xo.into(), y.into(), tx.into(), ty.into()])
+            .reorder(&[xi, c, xo, y, tx, ty])
             .vectorize(xi, VEC)
             .parallel(ty);
         self.blur_d_y.compute_at(out, tx).vectorize(x, VEC);
         self.d.compute_at(out, tx).vectorize(x, VEC);
         let sum = &self.non_local_means_sum;
-        sum.compute_at(out, xo)
-            .reorder(&[c.into(), x.into(), y.into()])
-            .bound(c, 0, 4)
-            .unroll_full(c)
-            .vectorize(x, VEC);
+        sum.compute_at(out, xo).reorder(&[c, x, y]).bound(c, 0, 4).unroll_full(c).vectorize(x, VEC);
         sum.update_stage(0)
-            .reorder(&[c.into(), x.into(), y.into(), sx.into(), sy.into()])
+            .reorder(&[VarOrRVar::from(c), x.into(), y.into(), sx.into(), sy.into()])
             .unroll_full(c)
             .vectorize(x, VEC);
         self.blur_d.compute_at(sum, x).vectorize(x, VEC);
@@ -239,14 +235,10 @@ impl NlMeans {
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
         let (sx, sy) = (self.s_dom.x(), self.s_dom.y());
         let sum = &self.non_local_means_sum;
-        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
-        sum.compute_at(&self.out, xo)
-            .bound(c, 0, 4)
-            .reorder(&[c.into(), x.into(), y.into()])
-            .gpu_threads(x)
-            .gpu_threads(y);
+        self.out.compute_root().reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+        sum.compute_at(&self.out, xo).bound(c, 0, 4).reorder(&[c, x, y]).gpu_threads(x).gpu_threads(y);
         sum.update_stage(0)
-            .reorder(&[c.into(), x.into(), y.into(), sx.into(), sy.into()])
+            .reorder(&[VarOrRVar::from(c), x.into(), y.into(), sx.into(), sy.into()])
             .gpu_threads(x)
             .gpu_threads(y);
         for f in [&self.d, &self.blur_d_y, &self.blur_d] {

@@ -209,11 +209,11 @@ impl Resize {
     pub fn schedule_gpu(&self) {
         let (x, y, c, k) = (self.x, self.y, self.c, self.k);
         let (xo, yo, xi, yi) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"));
-        self.kernel_x.compute_root().reorder(&[k.into(), x.into()]).gpu_tile_1d(x, xo, xi, 64);
-        self.kernel_y.compute_root().reorder(&[k.into(), y.into()]).gpu_tile_1d(y, yo, yi, 64);
-        self.resized_x.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
-        self.resized_x.update_stage(0).reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
-        self.out.compute_root().reorder(&[c.into(), x.into(), y.into()]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.kernel_x.compute_root().reorder(&[k, x]).gpu_tile_1d(x, xo, xi, 64);
+        self.kernel_y.compute_root().reorder(&[k, y]).gpu_tile_1d(y, yo, yi, 64);
+        self.resized_x.compute_root().reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.resized_x.update_stage(0).reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        self.out.compute_root().reorder(&[c, x, y]).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
         self.resized_y.compute_at(&self.out, c);
     }
 

@@ -96,7 +96,7 @@ impl Unsharp {
     pub fn schedule_hand(&self) {
         let (x, y, c) = (self.x, self.y, self.c);
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
-        self.out.split(y, yo, yi, 32).reorder(&[x.into(), c.into(), yi.into(), yo.into()]).parallel(yo).vectorize(x, 8);
+        self.out.split(y, yo, yi, 32).reorder(&[x, c, yi, yo]).parallel(yo).vectorize(x, 8);
         self.gray.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
         self.blur_y.compute_at(&self.out, yi).vectorize(x, 8);
         self.ratio.compute_at(&self.out, yi).vectorize(x, 8);

@@ -122,7 +122,7 @@ impl Wavelet {
         self.out
             .bound(c, 0, 4)
             .split(y, yo, yi, 16)
-            .reorder(&[x.into(), c.into(), yi.into(), yo.into()])
+            .reorder(&[x, c, yi, yo])
             .parallel(yo)
             .vectorize(x, 8)
             .unroll_full(c);
@@ -130,7 +130,7 @@ impl Wavelet {
             .store_at(&self.out, yo)
             .compute_at(&self.out, yi)
             .bound(c, 0, 2)
-            .reorder(&[x.into(), c.into(), y.into()])
+            .reorder(&[x, c, y])
             .vectorize(x, 8)
             .unroll_full(c);
     }

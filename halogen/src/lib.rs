@@ -31,7 +31,7 @@ pub mod text;
 pub use error::{Error, Result};
 pub use ir::{Expr, Type};
 pub use lang::boundary;
-pub use pipeline::{Args, Compiled, Pipeline, UploadedArgs};
+pub use pipeline::{Args, Compiled, OutputBuffer, Pipeline, UploadedArgs};
 pub use runtime::gpu::DeviceBuffer;
 pub use runtime::{Buffer, Element};
 pub use target::{MachineParams, Target};

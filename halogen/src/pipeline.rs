@@ -346,10 +346,36 @@ impl Compiled {
         self.realize_with_stats(args, out).map(|_| ())
     }
 
+    /// Computes every output of the pipeline, each over the region its buffer covers:
+    /// one buffer per output Func in the order [`Pipeline::new`] was given them, and one
+    /// per value for a Func with tuple values (Halide's `Realization`). The buffers of one
+    /// tuple-valued Func must have the same shape; different Funcs' may differ. A
+    /// [`DeviceBuffer`] among them is written as [`Compiled::realize_to_device`] writes one.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let x = Var::new("x");
+    /// // Two outputs, one of them with two values.
+    /// let squares = Func::new("doc_squares");
+    /// squares.def(x, x * x);
+    /// let halves = Func::new("doc_halves");
+    /// halves.def_tuple(x, &[Expr::from(x) / 2, cast(Type::u8(), Expr::from(x) % 2)]);
+    /// let c = Pipeline::new(&[&squares, &halves]).compile(&Target::interp()).unwrap();
+    /// let mut sq = Buffer::<i32>::new(&[5]);
+    /// let (mut quotient, mut remainder) = (Buffer::<i32>::new(&[3]), Buffer::<u8>::new(&[3]));
+    /// c.realize_outputs(&Args::new(), &mut [&mut sq, &mut quotient, &mut remainder]).unwrap();
+    /// assert_eq!(sq.as_slice(), &[0, 1, 4, 9, 16]);
+    /// assert_eq!(quotient.as_slice(), &[0, 0, 1]);
+    /// assert_eq!(remainder.as_slice(), &[0, 1, 0]);
+    /// ```
+    pub fn realize_outputs(&self, args: &Args<'_>, outs: &mut [&mut dyn OutputBuffer]) -> Result<()> {
+        self.run(args, outs.iter_mut().map(|o| o.output_view()).collect()).map(|_| ())
+    }
+
     /// Like [`Compiled::realize`], and reports what the interpreter stored and allocated
     /// (other back ends report nothing).
     pub fn realize_with_stats<T: Element>(&self, args: &Args<'_>, out: &mut Buffer<T>) -> Result<RunStats> {
-        self.run(args, out.raw_mut())
+        self.run(args, vec![out.raw_mut()])
     }
 
     /// Computes the output into device memory, over the region `out` covers, and leaves it
@@ -380,20 +406,25 @@ impl Compiled {
     /// }
     /// ```
     pub fn realize_to_device<T: Element>(&self, args: &Args<'_>, out: &mut DeviceBuffer<T>) -> Result<()> {
-        self.run(args, out.raw_mut()).map(|_| ())
+        self.run(args, vec![out.raw_mut()]).map(|_| ())
     }
 
-    /// Runs over `args` into `out`, giving host copies to the device buffers the run cannot
-    /// use where they are ([`Compiled::stays_on_device`]).
-    fn run(&self, args: &Args<'_>, out: RawBufferMut<'_>) -> Result<RunStats> {
-        let outputs = &self.program.env().outputs;
-        if outputs.len() != 1 {
+    /// Runs over `args` into `outs` (one buffer per output value, in the pipeline's
+    /// order), giving host copies to the device buffers the run cannot use where they are
+    /// ([`Compiled::stays_on_device`]).
+    fn run(&self, args: &Args<'_>, outs: Vec<RawBufferMut<'_>>) -> Result<RunStats> {
+        let env = self.program.env();
+        let out_names: Vec<Name> = env.outputs.iter().flat_map(|o| env.funcs[o].buffer_names()).collect();
+        if outs.len() != out_names.len() {
+            let names: Vec<String> = out_names.iter().map(|n| format!("'{n}'")).collect();
+            let how = if out_names.len() == 1 { "realize" } else { "realize_outputs" };
             return Err(Error::Argument(format!(
-                "this pipeline has {} outputs; realize computes a single output",
-                outputs.len()
+                "this pipeline writes {} output buffers ({}); {} were given (use {how})",
+                out_names.len(),
+                names.join(", "),
+                outs.len()
             )));
         }
-        let out_name = outputs[0].clone();
         let staged_inputs = args
             .images
             .iter()
@@ -407,20 +438,30 @@ impl Compiled {
             raw.bytes = bytes;
             raw.device = None;
         }
-        let staged_output = out.device.filter(|&d| !self.stays_on_device(&out_name, d));
-        let out_ty = out.ty;
-        let mut host_output = match staged_output {
-            Some(d) => vec![0u8; d.len * out.ty.bytes()],
-            None => Vec::new(),
-        };
-        let out = match staged_output {
-            Some(_) => RawBufferMut { ty: out.ty, dims: out.dims, bytes: &mut host_output, device: None },
-            None => out,
-        };
-        let bindings = Bindings::check(self.program.env(), &images, &args.params, vec![out])?;
+        // Outputs in device memory the run cannot write in place are computed into host
+        // memory and copied up afterwards.
+        let staged: Vec<Option<(crate::runtime::DeviceRef, usize)>> = outs
+            .iter()
+            .zip(&out_names)
+            .map(|(o, name)| o.device.filter(|&d| !self.stays_on_device(name, d)).map(|d| (d, o.ty.bytes())))
+            .collect();
+        let mut host_copies: Vec<Vec<u8>> =
+            staged.iter().map(|s| s.map_or_else(Vec::new, |(d, bytes)| vec![0u8; d.len * bytes])).collect();
+        let outs: Vec<RawBufferMut<'_>> = outs
+            .into_iter()
+            .zip(host_copies.iter_mut())
+            .zip(&staged)
+            .map(|((o, host), s)| match s {
+                Some(_) => RawBufferMut { ty: o.ty, dims: o.dims, bytes: host, device: None },
+                None => o,
+            })
+            .collect();
+        let bindings = Bindings::check(env, &images, &args.params, outs)?;
         let stats = self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))?;
-        if let Some(d) = staged_output {
-            write_from(d, out_ty.bytes(), &host_output)?;
+        for (s, host) in staged.iter().zip(&host_copies) {
+            if let Some((d, bytes)) = s {
+                write_from(*d, *bytes, host)?;
+            }
         }
         Ok(stats)
     }
@@ -431,6 +472,39 @@ impl Compiled {
     fn stays_on_device(&self, name: &Name, d: crate::runtime::DeviceRef) -> bool {
         target_api(&self.target) == Some(d.api) && !self.program.host_touches(name)
     }
+}
+
+/// A buffer a pipeline can write an output into: a [`Buffer`] in host memory or a
+/// [`DeviceBuffer`] (see [`Compiled::realize_outputs`]).
+///
+/// ```
+/// use halogen::pipeline::OutputBuffer;
+/// use halogen::Buffer;
+/// let mut b = Buffer::<u16>::new(&[4, 2]);
+/// assert_eq!(b.output_view().dims.len(), 2);
+/// ```
+pub trait OutputBuffer: sealed::Sealed {
+    /// The type-erased, writable view a run binds.
+    fn output_view(&mut self) -> RawBufferMut<'_>;
+}
+
+impl<T: Element> OutputBuffer for Buffer<T> {
+    fn output_view(&mut self) -> RawBufferMut<'_> {
+        self.raw_mut()
+    }
+}
+
+impl<T: Element> OutputBuffer for DeviceBuffer<T> {
+    fn output_view(&mut self) -> RawBufferMut<'_> {
+        self.raw_mut()
+    }
+}
+
+mod sealed {
+    /// Only Halogen's own buffers are outputs: a run trusts their views.
+    pub trait Sealed {}
+    impl<T: crate::runtime::Element> Sealed for crate::runtime::Buffer<T> {}
+    impl<T: crate::runtime::Element> Sealed for crate::runtime::gpu::DeviceBuffer<T> {}
 }
 
 /// Element type of a Func's first value (for tools).

@@ -24,7 +24,7 @@ pub use crate::lang::math::{
 pub use crate::lang::param::{ImageParam, Param};
 pub use crate::lang::reductions::{argmax, argmin, maximum, minimum, product, sum};
 pub use crate::lang::var::{RDom, RVar, Var, VarOrRVar};
-pub use crate::pipeline::{Args, Compiled, Pipeline};
+pub use crate::pipeline::{Args, Compiled, OutputBuffer, Pipeline};
 pub use crate::runtime::{Buffer, Element};
 pub use crate::schedule::TailStrategy;
 pub use crate::target::{MachineParams, Target};

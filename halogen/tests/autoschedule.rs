@@ -455,7 +455,7 @@ fn the_source_is_the_schedule() {
         blur_x.compute_at(blur_y, yi).store_at(blur_y, y);
     } else {
         let t = ints_of(&src, "blur_y.split");
-        blur_y.split(x, x, xi, t[0] as i32).reorder(&[xi.into(), y.into(), x.into()]);
+        blur_y.split(x, x, xi, t[0] as i32).reorder(&[xi, y, x]);
         blur_x.compute_at(blur_y, y).store_at(blur_y, x);
         blur_y.vectorize(xi, 16);
     }
@@ -615,10 +615,7 @@ fn a_splat_visits_each_block_once_for_both_channels_in_parallel_rows() {
     // inside the block's loops: a scatter keeps no accumulator in a register), rows of
     // blocks in parallel.
     let update = src.lines().find(|l| l.starts_with("grid.update_stage(0)")).unwrap_or_else(|| panic!("{src}"));
-    assert!(
-        update.contains(".reorder(&[c.into(), r_") && update.ends_with(", x.into(), y.into()]).parallel(y);"),
-        "{src}"
-    );
+    assert!(update.contains(".reorder(&[c, r_") && update.ends_with(", x, y]).parallel(y);"), "{src}");
 }
 
 /// A reduction that accumulates in place: every point of `dot` sums a row of products

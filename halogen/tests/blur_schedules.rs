@@ -107,7 +107,7 @@ fn fused_unrolled() {
     check(|b| {
         let t = Var::new("t");
         b.blur_y.fuse(b.x, b.y, t).unroll(t, 2);
-        b.blur_x.compute_root().reorder(&[b.y.into(), b.x.into()]).parallel(b.x);
+        b.blur_x.compute_root().reorder(&[b.y, b.x]).parallel(b.x);
     });
 }
 

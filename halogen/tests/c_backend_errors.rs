@@ -119,7 +119,7 @@ fn run_nested(bad: i32) -> (Result<(), Error>, Vec<i32>) {
     let mut params = BTreeMap::new();
     params.insert("bad".into(), Expr::i32(bad as i64));
     let images: BTreeMap<halogen::ir::Name, RawBuffer<'_>> = BTreeMap::new();
-    let r = jit.run(&images, &params, &"out".into(), out.raw_mut());
+    let r = jit.run(&images, &params, vec![("out".into(), out.raw_mut())]);
     (r, out.into_vec())
 }
 
@@ -159,14 +159,13 @@ fn a_negative_allocation_size_is_the_interpreters_error() {
     let m = generate_stmt(&s, "alloc", vec![], vec![ParamArg { name: "n".into(), ty: Type::i32() }]).unwrap();
     let jit = JitModule::load(m).unwrap();
     let images = BTreeMap::new();
-    let mut dummy = RtBuffer::<i32>::new(&[1]);
     for (n, expected) in [
         (-3, "allocation of 'big': extent 1 is negative (-3)"),
         (1 << 30, "allocation of 'big' asks for 4294967296 elements, more than the limit of 2147483648"),
     ] {
         let mut params = BTreeMap::new();
         params.insert("n".into(), Expr::i32(n));
-        let e = jit.run(&images, &params, &"none".into(), dummy.raw_mut()).unwrap_err();
+        let e = jit.run(&images, &params, Vec::new()).unwrap_err();
         assert_eq!(e, Error::Runtime(expected.into()));
         // The interpreter says the same.
         let mut it = halogen::backend::Interpreter::new();

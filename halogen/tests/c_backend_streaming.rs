@@ -97,7 +97,7 @@ fn tiles_half_a_line_wide_do_not_stream() {
 fn a_column_at_a_time_does_not_stream() {
     // The innermost loop walks down a column: each store writes part of a different line.
     let (input, bx, by, x, y) = blur();
-    by.reorder(&[y.into(), x.into()]).vectorize(x, 16);
+    by.reorder(&[y, x]).vectorize(x, 16);
     bx.compute_root().vectorize(x, 16);
     check(&input, &by, 203, 77, Expect::DoesNotStream, "column-major loops");
 }

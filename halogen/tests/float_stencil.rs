@@ -39,7 +39,7 @@ fn build(schedule: usize) -> (ImageParam, Func) {
             smooth_x.store_root().compute_at(&out, yi).vectorize(x, 8);
         }
         _ => {
-            out.reorder(&[y.into(), x.into()]).unroll(y, 3);
+            out.reorder(&[y, x]).unroll(y, 3);
             smooth_x.compute_at(&out, x).unroll(x, 2);
         }
     }

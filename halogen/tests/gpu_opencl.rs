@@ -108,10 +108,10 @@ fn atomic_updates_scatter_on_gpu_threads() {
             .update_stage(0)
             .atomic()
             .split(r.x(), rxo, rxi, 16)
-            .reorder(&[rxo.into(), ryi.into(), rxi.into(), u.into()])
+            .reorder(&[rxo, ryi, rxi, u])
             .gpu_blocks(u)
             .gpu_threads(rxi);
-        h.update_stage(0).reorder(&[ryo.into(), i_var().into()]).gpu_tile_1d(i_var(), xo, xi, 64);
+        h.update_stage(0).reorder(&[ryo, i_var()]).gpu_tile_1d(i_var(), xo, xi, 64);
     });
     let compiled = Pipeline::new(&[&h]).compile(&target).unwrap();
     let kernels = compiled.kernel_source().unwrap().unwrap();

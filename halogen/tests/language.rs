@@ -93,7 +93,11 @@ fn scheduled_reduction_and_bound() {
     f.def((x, y), x + y);
     f.update((x, y), f.at((x, y)) + r.x() * r.y() + x);
     let (ro, ri) = (r.x(), Var::new("ri"));
-    f.update_stage(0).split(ro, ro, ri, 4).reorder(&[x.into(), ri.into(), ro.into()]).vectorize(x, 4).parallel(y);
+    f.update_stage(0)
+        .split(ro, ro, ri, 4)
+        .reorder(&[VarOrRVar::from(x), ri.into(), ro.into()])
+        .vectorize(x, 4)
+        .parallel(y);
     f.bound(x, 0, 6).bound(y, 0, 2).reorder_storage(&[y, x]);
     let g = Func::new("g");
     g.def((x, y), f.at((x, y)));
@@ -118,11 +122,37 @@ fn unroll_full_and_float_params() {
     let gain = Param::<f32>::new("gain");
     let f = Func::new("planar");
     f.def((x, c), (Expr::from(x) + Expr::from(c) * 10) * gain.expr());
-    f.bound(c, 0, 3).reorder(&[c.into(), x.into()]).unroll_full(c);
+    f.bound(c, 0, 3).reorder(&[c, x]).unroll_full(c);
     let mut args = Args::new();
     args.param(&gain, 0.5);
     for target in targets_under_test() {
         let out = realize::<f32>(&target, &f, &args, &[0, 0], &[2, 3]);
         assert_pixels(&out, &[0.0, 0.5, 5.0, 5.5, 10.0, 10.5], format_args!("{target}"));
     }
+}
+
+#[test]
+fn parallel_tasks_split_a_loop_into_parallel_tasks() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let r = RDom::new(&[(Expr::from(0), Expr::from(5))]);
+    let f = Func::new("tasks");
+    f.def((x, y), x * 3 + y);
+    f.update((x, y), f.at((x, y)) + r.x() * y);
+    // Tasks of 4 rows over 23 rows: the last task is shifted inwards, as a split is.
+    f.parallel_tasks(y, 4).vectorize(x, 8);
+    f.update_stage(0).parallel_tasks(y, 3);
+    let expected = Buffer::<i32>::from_fn(&[13, 23], |c| c[0] * 3 + c[1] + 10 * c[1]);
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&f]).compile(&target).unwrap();
+        let nest = c.lowered_stmt().to_string();
+        assert!(nest.contains("parallel (tasks.s0.y.y, ") && nest.contains("for (tasks.s0.y.y_ti, 0, 4)"), "{nest}");
+        let mut out = Buffer::<i32>::new(&[13, 23]);
+        c.realize(&Args::new(), &mut out).unwrap();
+        assert_pixels(&out, expected.as_slice(), format_args!("{target}"));
+    }
+    let g = Func::new("no_tasks");
+    g.def(x, x);
+    g.parallel_tasks(x, 0);
+    let e = common::compile_error(&Target::interp(), &g);
+    assert!(e.contains("Func 'no_tasks': parallel_tasks: the factor must be at least 1, got 0"), "{e}");
 }

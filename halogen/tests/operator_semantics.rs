@@ -26,7 +26,7 @@ macro_rules! test_value {
         }
     )*};
 }
-test_value!(u8, i8, u16, i16, u32, i32, f32, f64);
+test_value!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
 const INTS: &[i64] = &[
     0,
@@ -98,11 +98,25 @@ const FLOATS: &[f64] = &[
     -0.75,
 ];
 
+/// Values only 64-bit types hold: a quarter of the values of those types come from here.
+const WIDE_INTS: &[i64] = &[
+    i64::MIN,
+    i64::MAX,
+    i64::MIN + 1,
+    1 << 32,
+    -(1 << 40),
+    0x7FFF_FFFF_FFFF_FFFE,
+    0x0123_4567_89AB_CDEF,
+    -0x0123_4567_89AB_CDEF,
+];
+
 fn values<T: TestValue>(offset: usize) -> Buffer<T> {
     Buffer::from_fn(&[N], |c| {
         let i = (c[0] as usize + offset) % 32;
         if T::TYPE.is_float() {
             T::from_f64(FLOATS[i])
+        } else if T::TYPE.bits == 64 && i % 4 == 3 {
+            T::from_i64(WIDE_INTS[i / 4])
         } else {
             T::from_i64(INTS[i])
         }
@@ -263,6 +277,16 @@ fn u32_ops() {
 #[test]
 fn i32_ops() {
     check::<i32>();
+}
+
+#[test]
+fn u64_ops() {
+    check::<u64>();
+}
+
+#[test]
+fn i64_ops() {
+    check::<i64>();
 }
 
 #[test]

@@ -120,14 +120,14 @@ impl<'a> Chain<'a> {
     }
 }
 
-/// Loop variables for `reorder`, and their source text (`x.into(), y.into()`).
+/// Loop variables for `reorder`, and their source text (`x, y`).
 fn var_list(chain: &mut Chain<'_>, names: &[Name]) -> (Vec<VarOrRVar>, String) {
     let mut vars = Vec::new();
     let mut ids = Vec::new();
     for n in names {
         let (v, s) = chain.var(n);
         vars.push(VarOrRVar::from(v));
-        ids.push(format!("{s}.into()"));
+        ids.push(s);
     }
     (vars, ids.join(", "))
 }
@@ -457,7 +457,8 @@ pub(crate) fn apply_untiled(
             }
             names.extend(stage.pure.iter().map(|(d, _)| *d).filter(|d| !short.contains(d)).map(|d| &node.args[d]));
             let vars: Vec<VarOrRVar> = names.iter().map(|n| VarOrRVar::from(Var::new(n))).collect();
-            let ids: Vec<String> = names.iter().map(|n| format!("{}.into()", src.var(n))).collect();
+            // The printed source declares every loop, reduction ones too, as a `Var`.
+            let ids: Vec<String> = names.iter().map(|n| src.var(n)).collect();
             st.reorder(&vars);
             text.push_str(&format!(".reorder(&[{}])", ids.join(", ")));
             any = true;

@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Name};
-use crate::lower::environment::Environment;
+use crate::lower::environment::{buffer_name, Environment};
 use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
 use std::collections::{BTreeMap, HashSet};
 
@@ -20,8 +20,12 @@ use std::collections::{BTreeMap, HashSet};
 pub struct Bindings<'i, 'o> {
     /// Every input image the pipeline reads, by `ImageParam` name, in name order.
     pub inputs: Vec<(Name, RawBuffer<'i>)>,
-    /// The output buffers, by Func name, in the pipeline's output order.
+    /// The output buffers, by storage name (the Func's name, or `f.0`, `f.1`, … for the
+    /// values of a tuple), in the pipeline's output order.
     pub outputs: Vec<(Name, RawBufferMut<'o>)>,
+    /// The shape of each output Func, by Func name: the shape its code computes over
+    /// (a tuple's buffers share it).
+    pub output_shapes: Vec<(Name, Vec<BufferDim>)>,
     /// Every scalar `Param` the pipeline reads, by name, with a value of its type. The
     /// shapes of the buffers (`name.min.d`, …) are not here: see [`Bindings::shape_scalars`].
     pub params: BTreeMap<Name, Expr>,
@@ -81,33 +85,67 @@ impl<'i, 'o> Bindings<'i, 'o> {
         params: &BTreeMap<Name, Expr>,
         outputs: Vec<RawBufferMut<'o>>,
     ) -> Result<Bindings<'i, 'o>> {
-        if outputs.len() != env.outputs.len() {
+        let expected: usize = env.outputs.iter().map(|o| env.funcs[o].types.len()).sum();
+        if outputs.len() != expected {
             return Err(Error::Argument(format!(
-                "this pipeline has {} outputs; {} output buffers were given",
-                env.outputs.len(),
+                "this pipeline writes {expected} output buffers ({}); {} were given",
+                env.outputs
+                    .iter()
+                    .flat_map(|o| env.funcs[o].buffer_names())
+                    .map(|b| format!("'{b}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 outputs.len()
             )));
         }
         let mut bound: HashSet<String> = HashSet::new();
         let mut checked_outputs = Vec::with_capacity(outputs.len());
-        for (name, out) in env.outputs.iter().zip(outputs) {
+        let mut output_shapes = Vec::with_capacity(env.outputs.len());
+        let mut given = outputs.into_iter();
+        for name in &env.outputs {
             let f = &env.funcs[name];
-            if f.types[0] != out.ty {
-                return Err(Error::Buffer(format!(
-                    "output buffer for Func '{name}' holds {} but '{name}' produces {}",
-                    out.ty, f.types[0]
-                )));
+            // The values of a tuple are stored with one shape: the first buffer's.
+            let mut first: Option<Vec<BufferDim>> = None;
+            for (i, ty) in f.types.iter().enumerate() {
+                let out = given.next().expect("counted above");
+                let what = if f.types.len() > 1 {
+                    format!("output buffer {i} of Func '{name}'")
+                } else {
+                    format!("output buffer for Func '{name}'")
+                };
+                if *ty != out.ty {
+                    let value =
+                        if f.types.len() > 1 { format!("its value {i} is") } else { format!("'{name}' produces") };
+                    return Err(Error::Buffer(format!("{what} holds {} but {value} {ty}", out.ty)));
+                }
+                if out.dims.len() != f.args.len() {
+                    return Err(Error::Buffer(format!(
+                        "{what} has {} dimensions but '{name}' has {}",
+                        out.dims.len(),
+                        f.args.len()
+                    )));
+                }
+                check_coordinates(&what, &out.dims)?;
+                match &first {
+                    None => first = Some(out.dims.to_vec()),
+                    Some(dims) => {
+                        if let Some(d) = (0..dims.len()).find(|&d| dims[d] != out.dims[d]) {
+                            let show =
+                                |b: &BufferDim| format!("min {}, extent {}, stride {}", b.min, b.extent, b.stride);
+                            return Err(Error::Buffer(format!(
+                                "{what} differs from buffer 0 in dimension {d} ({} against {}): the buffers of a \
+                                 tuple-valued output must have the same shape",
+                                show(&out.dims[d]),
+                                show(&dims[d])
+                            )));
+                        }
+                    }
+                }
+                checked_outputs.push((buffer_name(name, i, f.types.len() > 1), out));
             }
-            if out.dims.len() != f.args.len() {
-                return Err(Error::Buffer(format!(
-                    "output buffer for Func '{name}' has {} dimensions but '{name}' has {}",
-                    out.dims.len(),
-                    f.args.len()
-                )));
-            }
-            check_coordinates(&format!("output buffer for Func '{name}'"), &out.dims)?;
-            bound.extend(shape_of(name, &out.dims).map(|(n, _)| n));
-            checked_outputs.push((name.clone(), out));
+            let dims = first.unwrap_or_default();
+            bound.extend(shape_of(name, &dims).map(|(n, _)| n));
+            output_shapes.push((name.clone(), dims));
         }
         let mut inputs = Vec::with_capacity(env.images.len());
         for (img, used) in &env.images {
@@ -163,14 +201,21 @@ impl<'i, 'o> Bindings<'i, 'o> {
                 }
             }
         }
-        Ok(Bindings { inputs, outputs: checked_outputs, params: checked_params })
+        Ok(Bindings { inputs, outputs: checked_outputs, output_shapes, params: checked_params })
     }
 
     /// The shape scalars (`name.min.d`, `name.extent.d`, `name.stride.d`) of every input
     /// and output, as the lowered code names them.
     pub fn shape_scalars(&self) -> Vec<(String, Expr)> {
         let inputs = self.inputs.iter().flat_map(|(n, b)| shape_of(n, &b.dims));
-        let outputs = self.outputs.iter().flat_map(|(n, b)| shape_of(n, &b.dims));
-        inputs.chain(outputs).collect()
+        let outputs = self.output_shapes.iter().flat_map(|(n, dims)| shape_of(n, dims));
+        // The values of a tuple also bind their own shapes, which the code checks against
+        // the shared one.
+        let values = self
+            .outputs
+            .iter()
+            .filter(|(n, _)| !self.output_shapes.iter().any(|(f, _)| f == n))
+            .flat_map(|(n, b)| shape_of(n, &b.dims));
+        inputs.chain(outputs).chain(values).collect()
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::backend::jit::JitModule;
 use crate::backend::{Backend, Bindings, Executable, RunStats};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lower::Lowered;
 use crate::target::{Arch, Target};
 use std::collections::BTreeMap;
@@ -45,11 +45,7 @@ impl Backend for HostBackend {
 impl Executable for JitModule {
     fn run(&self, bindings: Bindings<'_, '_>) -> Result<RunStats> {
         let images: BTreeMap<_, _> = bindings.inputs.into_iter().collect();
-        let mut outputs = bindings.outputs.into_iter();
-        let (Some((name, out)), None) = (outputs.next(), outputs.next()) else {
-            return Err(Error::Argument("the host back end computes exactly one output per run".into()));
-        };
-        JitModule::run(self, &images, &bindings.params, &name, out)?;
+        JitModule::run(self, &images, &bindings.params, bindings.outputs)?;
         Ok(RunStats::default())
     }
 

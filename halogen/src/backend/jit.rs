@@ -572,27 +572,21 @@ impl JitModule {
         &self.module
     }
 
-    /// Runs the pipeline over the output `out` (named `out_name`), with input images and
-    /// scalar parameters bound by name.
+    /// Runs the pipeline into its output buffers (`outputs`, by storage name: a Func's
+    /// name, or `f.0`, `f.1`, … for a tuple's values), with input images and scalar
+    /// parameters bound by name.
     pub fn run(
         &self,
         images: &BTreeMap<Name, RawBuffer<'_>>,
         params: &BTreeMap<Name, Expr>,
-        out_name: &Name,
-        out: RawBufferMut<'_>,
+        outputs: Vec<(Name, RawBufferMut<'_>)>,
     ) -> Result<()> {
         let mut bindings: Vec<BufferBinding<'_>> = Vec::with_capacity(self.module.buffers.len());
-        let mut out = Some(out);
+        let mut outputs: BTreeMap<Name, RawBufferMut<'_>> = outputs.into_iter().collect();
         for b in &self.module.buffers {
             if b.is_output {
-                if &b.name != out_name {
-                    return Err(Error::Argument(format!(
-                        "the compiled pipeline writes buffer '{}'; realize gives only '{out_name}'",
-                        b.name
-                    )));
-                }
-                let Some(o) = out.take() else {
-                    return Err(Error::Argument(format!("output buffer '{}' is given twice", b.name)));
+                let Some(o) = outputs.remove(&b.name) else {
+                    return Err(Error::Argument(format!("no output buffer given for '{}'", b.name)));
                 };
                 bindings.push(BufferBinding::output(&b.name, b.elem, b.dims, o));
             } else {
@@ -604,6 +598,9 @@ impl JitModule {
                 };
                 bindings.push(BufferBinding::input(&b.name, b.elem, b.dims, r.clone()));
             }
+        }
+        if let Some(extra) = outputs.keys().next() {
+            return Err(Error::Argument(format!("the compiled pipeline writes no buffer '{extra}'")));
         }
         let mut scalars = Vec::with_capacity(self.module.params.len());
         for p in &self.module.params {

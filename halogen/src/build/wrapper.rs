@@ -36,9 +36,11 @@ fn buffer_elem(t: Type) -> Option<&'static str> {
         (TypeCode::UInt, 8) => "u8",
         (TypeCode::UInt, 16) => "u16",
         (TypeCode::UInt, 32) => "u32",
+        (TypeCode::UInt, 64) => "u64",
         (TypeCode::Int, 8) => "i8",
         (TypeCode::Int, 16) => "i16",
         (TypeCode::Int, 32) => "i32",
+        (TypeCode::Int, 64) => "i64",
         (TypeCode::Float, 32) => "f32",
         (TypeCode::Float, 64) => "f64",
         _ => return None,
@@ -55,11 +57,7 @@ fn param_type(t: Type) -> Option<&'static str> {
     if t.is_bool() {
         return Some("bool");
     }
-    buffer_elem(t).or(match (t.code, t.bits) {
-        (TypeCode::UInt, 64) => Some("u64"),
-        (TypeCode::Int, 64) => Some("i64"),
-        _ => None,
-    })
+    buffer_elem(t)
 }
 
 /// A Rust identifier for the argument `name`, unique among `taken`: other characters become
@@ -97,8 +95,8 @@ pub(crate) fn source(m: &CModule) -> Result<String> {
     for b in &m.buffers {
         let Some(elem) = buffer_elem(b.elem) else {
             return Err(Error::Definition(format!(
-                "pipeline '{entry}': {} '{}' holds {}, which no Buffer can hold; a Buffer holds u8, u16, u32, i8, i16, \
-                 i32, f32 or f64",
+                "pipeline '{entry}': {} '{}' holds {}, which no Buffer can hold; a Buffer holds u8, u16, u32, u64, i8, \
+                 i16, i32, i64, f32 or f64",
                 if b.is_output { "output" } else { "input" },
                 b.name,
                 b.elem
@@ -324,13 +322,13 @@ mod tests {
     }
 
     #[test]
-    fn types_without_a_buffer_are_errors() {
+    fn types_without_a_buffer_are_errors_and_64_bit_ones_are_not() {
         let m = module(vec![buffer("mask", Type::bool(), 2, true)], vec![]);
         let e = source(&m).unwrap_err().to_string();
         assert!(e.contains("output 'mask' holds bool"), "{e}");
-        let m = module(vec![buffer("big", Type::u64(), 1, false), buffer("f", Type::u8(), 1, true)], vec![]);
-        let e = source(&m).unwrap_err().to_string();
-        assert!(e.contains("input 'big' holds uint64"), "{e}");
+        let m = module(vec![buffer("big", Type::u64(), 1, false), buffer("f", Type::i64(), 1, true)], vec![]);
+        let s = source(&m).unwrap();
+        assert!(s.contains("big: &::halogen::Buffer<u64>") && s.contains("f: &mut ::halogen::Buffer<i64>"), "{s}");
         let m = module(vec![buffer("f", Type::u8(), 1, true)], vec![ParamArg { name: "n".into(), ty: Type::u64() }]);
         assert!(source(&m).unwrap().contains("n: u64"));
     }

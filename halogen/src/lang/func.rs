@@ -610,9 +610,23 @@ impl Func {
         self.pure_stage().tile_named(x, y, xo, yo, xi, yi, w, h);
         self
     }
-    /// Loop order, innermost first.
+    /// Loop order, innermost first: plain `Var`s, or `VarOrRVar`s where a list mixes
+    /// loops of a reduction with pure ones.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let f = Func::new("doc_reorder");
+    /// f.def((x, y), x + y);
+    /// f.reorder(&[y, x]);
+    /// let r = RDom::new(&[(Expr::from(0), Expr::from(4))]);
+    /// f.update((x, y), f.at((x, y)) + r.x());
+    /// f.update_stage(0).reorder(&[VarOrRVar::from(x), r.x().into(), y.into()]);
+    /// let nest = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    /// assert!(nest.find("for (doc_reorder.s0.x").unwrap() < nest.find("for (doc_reorder.s0.y").unwrap());
+    /// ```
     #[track_caller]
-    pub fn reorder(&self, vars: &[VarOrRVar]) -> &Func {
+    pub fn reorder<V: Clone + Into<VarOrRVar>>(&self, vars: &[V]) -> &Func {
         self.pure_stage().reorder(vars);
         self
     }
@@ -620,6 +634,28 @@ impl Func {
     #[track_caller]
     pub fn parallel(&self, var: impl Into<VarOrRVar>) -> &Func {
         self.pure_stage().parallel(var);
+        self
+    }
+    /// Run loop `var` in parallel in tasks of `task_size` iterations each (Halide's
+    /// `parallel(var, task_size)`): `var` names the parallel loop over the tasks and
+    /// `{var}_ti` the loop inside each.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let f = Func::new("doc_tasks");
+    /// f.def((x, y), x + y);
+    /// f.parallel_tasks(y, 8);
+    /// let c = Pipeline::new(&[&f]).compile(&Target::interp()).unwrap();
+    /// let nest = c.lowered_stmt().to_string();
+    /// assert!(nest.contains("parallel (doc_tasks.s0.y.y, ") && nest.contains("for (doc_tasks.s0.y.y_ti, 0, 8)"));
+    /// let mut out = Buffer::<i32>::new(&[4, 20]);
+    /// c.realize(&Args::new(), &mut out).unwrap();
+    /// assert_eq!(out[[3, 19]], 22);
+    /// ```
+    #[track_caller]
+    pub fn parallel_tasks(&self, var: impl Into<VarOrRVar>, task_size: i32) -> &Func {
+        self.pure_stage().parallel_tasks(var, task_size);
         self
     }
     /// Run loop `var` as the block index of a GPU kernel (the target needs a GPU feature:
@@ -860,8 +896,8 @@ impl Stage {
 
     /// Loop order of the named loops, innermost first (others keep their places).
     #[track_caller]
-    pub fn reorder(&self, vars: &[VarOrRVar]) -> &Stage {
-        let names: Vec<Name> = vars.iter().map(|v| v.name()).collect();
+    pub fn reorder<V: Clone + Into<VarOrRVar>>(&self, vars: &[V]) -> &Stage {
+        let names: Vec<Name> = vars.iter().map(|v| v.clone().into().name()).collect();
         self.with_schedule("reorder", Location::caller(), |s| reorder_dims(s, &names))
     }
 
@@ -877,6 +913,23 @@ impl Stage {
     #[track_caller]
     pub fn parallel(&self, var: impl Into<VarOrRVar>) -> &Stage {
         self.set_kind("parallel", Location::caller(), var.into().name(), ForKind::Parallel)
+    }
+
+    /// Run loop `var` in parallel in tasks of `task_size` iterations each (Halide's
+    /// `parallel(var, task_size)`): `var` is split by `task_size`, `var` names the parallel
+    /// outer loop, and each task runs the loop `{var}_ti` of up to `task_size` iterations
+    /// inside it.
+    #[track_caller]
+    pub fn parallel_tasks(&self, var: impl Into<VarOrRVar>, task_size: i32) -> &Stage {
+        let var = var.into().name();
+        self.with_schedule("parallel_tasks", Location::caller(), |s| {
+            check_factor(task_size)?;
+            let inner: Name = format!("{var}_ti").into();
+            split_dims(s, &var, &var, &inner, task_size, TailStrategy::Auto)?;
+            let i = position(s, &var)?;
+            s.dims[i].kind = ForKind::Parallel;
+            Ok(())
+        })
     }
 
     /// Run loop `var` as the block index of a GPU kernel.

@@ -164,6 +164,22 @@ fn process_pair(
             }
         }
     };
+    if f.is_output && consume.is_some() {
+        // An output read by a later output is computed over its buffer, which must hold
+        // what the reader needs.
+        let buf = buffer_region(name, dims);
+        for d in 0..dims {
+            let (rmin, rmax) = (required[d].min.as_ref().unwrap(), required[d].max.as_ref().unwrap());
+            asserts.push(containment_assert(
+                (rmin, rmax),
+                (buf[d].min.as_ref().unwrap(), buf[d].max.as_ref().unwrap()),
+                format!("Output buffer '{name}' is too small: dimension {d} "),
+                "needs",
+                "the buffer covers",
+            ));
+        }
+        required = buf;
+    }
     for b in &f.schedule.bounds {
         let Some(d) = f.args.iter().position(|a| *a == b.var) else {
             return Err(Error::Schedule(format!(
@@ -302,7 +318,23 @@ fn infer(s: Stmt, ctx: &mut Inference, frame: &mut Vec<(Name, Expr)>) -> Result<
     stack::guard(|| {
         match s {
             Stmt::Block(v) => {
-                let v = v.into_iter().map(|c| infer(c, ctx, frame)).collect::<Result<Vec<_>>>()?;
+                // An output's producer is paired with the consumer that may follow it (a
+                // later output reading it) below, so here only its body is inferred.
+                let v = v
+                    .into_iter()
+                    .map(|c| match c {
+                        Stmt::ProducerConsumer { name, is_producer: true, body }
+                            if ctx.env.funcs.get(&name).is_some_and(|f| f.is_output) =>
+                        {
+                            Ok(Stmt::ProducerConsumer {
+                                name,
+                                is_producer: true,
+                                body: Box::new(infer(*body, ctx, frame)?),
+                            })
+                        }
+                        c => infer(c, ctx, frame),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 let mut out = Vec::with_capacity(v.len());
                 let mut it = v.into_iter().peekable();
                 while let Some(c) = it.next() {

@@ -533,21 +533,24 @@ fn level_text(l: &LoopLevel) -> String {
     }
 }
 
-/// Builds the whole loop nest: outputs at root, every other Func at its levels.
+/// Builds the whole loop nest: outputs at root, every other Func at its levels. Funcs at
+/// root, outputs among them, are realized in order, producers first, so an output may be
+/// read by a later one (its buffer then has to cover what that one needs: bounds
+/// inference checks it).
 pub fn schedule_functions(ctx: &LowerCtx) -> Result<Stmt> {
     let env = &ctx.env;
     let loops = &mut Loops::new();
-    let mut outputs = Vec::new();
-    for o in &env.outputs {
-        let f = &env.funcs[o];
-        let (produce, checks) = build_produce(f, loops)?;
-        let produce = Stmt::ProducerConsumer { name: o.clone(), is_producer: true, body: Box::new(produce) };
-        outputs.push(checked(&checks, produce));
-    }
-    let mut s = Stmt::block(outputs);
+    let mut s = Stmt::block(Vec::new());
     for name in env.order.iter().rev() {
         let f = &env.funcs[name];
         if f.is_output {
+            let (produce, checks) = build_produce(f, loops)?;
+            s = if calls_func(&s, name) {
+                checked(&checks, pair(name, produce, s))
+            } else {
+                let produce = Stmt::ProducerConsumer { name: name.clone(), is_producer: true, body: Box::new(produce) };
+                Stmt::block(vec![checked(&checks, produce), s])
+            };
             continue;
         }
         let (produce, checks) = build_produce(f, loops)?;

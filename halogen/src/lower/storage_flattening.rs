@@ -4,7 +4,7 @@
 //! buffers and on the input images (whose shapes are bound when the pipeline runs).
 
 use super::environment::{buffer_name, buffer_names, Environment};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ir::stack;
 use crate::ir::{
     mutate_expr_children, mutate_stmt_children, CallKind, Expr, ExprKind, Fold, MsgPart, Mutator, Name, Stmt, Type,
@@ -173,14 +173,6 @@ impl Mutator for Flatten<'_> {
 
 /// Runs storage flattening.
 pub fn storage_flattening(s: Stmt, env: &Environment) -> Result<Stmt> {
-    for o in &env.outputs {
-        let n = env.funcs[o].types.len();
-        if n != 1 {
-            return Err(Error::Definition(format!(
-                "Func '{o}' has {n} values; a pipeline output must have exactly one value"
-            )));
-        }
-    }
     let mut fl = Flatten { env, internal: HashMap::new(), counter: 0 };
     let body = fl.mutate_stmt(&s);
     // Halide's default constraint: every input and output has stride 1 in dimension 0.
@@ -203,6 +195,42 @@ pub fn storage_flattening(s: Stmt, env: &Environment) -> Result<Stmt> {
             }
         })
         .collect();
+    // The values of a tuple-valued output are stored with the Func's shape (its first
+    // buffer's), so the others must have that shape too.
+    for o in &env.outputs {
+        let f = &env.funcs[o];
+        if f.types.len() < 2 {
+            continue;
+        }
+        for (i, b) in f.buffer_names().iter().enumerate().skip(1) {
+            for d in 0..f.args.len() {
+                let fields = ["min", "extent", "stride"];
+                let same = fields
+                    .iter()
+                    .map(|w| Expr::eq_(shape_param(b, w, d), shape_param(o, w, d)))
+                    .reduce(Expr::and)
+                    .expect("three fields");
+                let mut message = vec![MsgPart::Text(format!(
+                    "Output buffer {i} of Func '{o}' must have the shape of buffer 0 (the buffers of a tuple-valued \
+                     output are stored alike), but in dimension {d} it has min "
+                ))];
+                for (k, w) in fields.iter().enumerate() {
+                    if k > 0 {
+                        message.push(MsgPart::Text(format!(", {w} ")));
+                    }
+                    message.push(MsgPart::Value(shape_param(b, w, d)));
+                }
+                message.push(MsgPart::Text(" against min ".into()));
+                for (k, w) in fields.iter().enumerate() {
+                    if k > 0 {
+                        message.push(MsgPart::Text(format!(", {w} ")));
+                    }
+                    message.push(MsgPart::Value(shape_param(o, w, d)));
+                }
+                all.push(Stmt::Assert { condition: same, message });
+            }
+        }
+    }
     all.push(body);
     Ok(Stmt::block(all))
 }

@@ -49,7 +49,8 @@
 //!   `store_root`, `store_at(f, v)`, `split(v, outer, inner, factor[, tail])` (tail:
 //!   `round_up`, `guard_with_if`, `shift_inwards`), `tile(x, y, xi, yi, w, h)`,
 //!   `tile(x, y, xo, yo, xi, yi, w, h)`, `fuse(inner, outer, fused)`, `reorder(v, ...)`
-//!   (innermost first), `reorder_storage(v, ...)`, `parallel(v)`, `vectorize(v, n)`,
+//!   (innermost first), `reorder_storage(v, ...)`, `parallel(v)`, `parallel(v, task_size)`
+//!   (Halide's tasks of several iterations; also spelt `parallel_tasks`), `vectorize(v, n)`,
 //!   `unroll(v, n)`, `unroll_full(v)` and `bound(v, min, extent)`; for a GPU target,
 //!   `gpu_blocks(v)`, `gpu_threads(v)`, `gpu_tile(x, xo, xi, w)` (also spelt `gpu_tile_1d`),
 //!   `gpu_tile(x, y, xo, yo, xi, yi, w, h)`, `gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, w,

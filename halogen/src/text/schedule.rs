@@ -41,7 +41,9 @@ const SIGNATURES: &[(&str, &[&str])] = &[
     ("fuse", &["vvv"]),
     ("reorder", &["*"]),
     ("reorder_storage", &["*"]),
-    ("parallel", &["v"]),
+    // With a task size, Halide's `parallel(v, task_size)` (the Rust API's `parallel_tasks`).
+    ("parallel", &["v", "vn"]),
+    ("parallel_tasks", &["vn"]),
     ("vectorize", &["vn"]),
     ("unroll", &["vn"]),
     ("unroll_full", &["v"]),
@@ -259,8 +261,11 @@ impl Directive {
                 let vars: Vec<VarOrRVar> = (0..a.len()).map(v).collect();
                 s.reorder(&vars);
             }
-            "parallel" => {
+            "parallel" if a.len() == 1 => {
                 s.parallel(v(0));
+            }
+            "parallel" | "parallel_tasks" => {
+                s.parallel_tasks(v(0), n(1)?);
             }
             "vectorize" => {
                 s.vectorize(v(0), n(1)?);

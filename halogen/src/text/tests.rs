@@ -148,3 +148,15 @@ fn gpu_directives_schedule_a_text_pipeline_for_a_gpu() {
     let lowered = crate::lower::lower(&[p.output().func_ref().clone()], &target).unwrap().stmt.to_string();
     assert!(lowered.contains("gpu_block (f.s0.z.zo") && lowered.contains("gpu_thread (f.s0.z.zi"), "{lowered}");
 }
+
+#[test]
+fn parallel_with_a_task_size_runs_tasks_of_that_many_iterations() {
+    let src = "f(x, y) = x * 10 + y\noutput f size [6, 11]\nschedule s {\n  f.parallel(y, 4).vectorize(x, 4)\n}";
+    let p = parse_pipeline(src, "t.halogen").unwrap();
+    p.apply_schedule("s").unwrap();
+    let c = p.pipeline().compile(&Target::interp()).unwrap();
+    assert!(c.lowered_stmt().to_string().contains("for (f.s0.y.y_ti, 0, 4)"));
+    let mut out = Buffer::<i32>::new(&[6, 11]);
+    c.realize(&Args::new(), &mut out).unwrap();
+    assert_eq!(out[[5, 10]], 60);
+}

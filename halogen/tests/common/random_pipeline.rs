@@ -377,7 +377,7 @@ pub fn apply_schedule(stages: &[StageKind], schedules: &[StageSchedule], b: &Bui
                     log += &format!("{}.fuse(x, y, t); ", f.name());
                 }
                 6 => {
-                    f.reorder(&[y.into(), x.into()]);
+                    f.reorder(&[y, x]);
                     names = vec![y, x];
                     log += &format!("{}.reorder(y, x); ", f.name());
                 }

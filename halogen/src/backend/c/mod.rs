@@ -115,9 +115,13 @@ pub fn generate(lowered: &Lowered, entry: &str, target: &Target) -> Result<CModu
     }
     for out in &env.outputs {
         let Some(f) = env.funcs.get(out) else { continue };
-        // A tuple's buffers share the Func's shape.
+        // A tuple's buffers share the Func's shape (each binds its own too, which the code
+        // checks against it).
         shapes.push((out.clone(), buffers.len(), f.args.len()));
         for (b, ty) in f.buffer_names().into_iter().zip(&f.types) {
+            if f.types.len() > 1 {
+                shapes.push((b.clone(), buffers.len(), f.args.len()));
+            }
             buffers.push(BufferArg { name: b, elem: ty.element(), dims: f.args.len(), is_output: true });
         }
     }
