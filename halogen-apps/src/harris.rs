@@ -107,16 +107,15 @@ impl Harris {
     }
 
     /// `halide_bench.py`'s hand schedule: strips of 32 rows in parallel, the gradients
-    /// sliding down each strip; everything else inlined into the output.
-    ///
-    /// Halide's schedule also fuses the two gradients' loops (`Ix.compute_with(Iy, x)`);
-    /// Halogen has no `compute_with` yet, so they are computed one after the other.
+    /// sliding down each strip, their loops fused (`Ix.compute_with(Iy, x)`, so each
+    /// vector of the input is read once for both); everything else inlined into the output.
     pub fn schedule_hand(&self) {
         let (x, y) = (self.x, self.y);
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
         self.out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
         self.ix.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
         self.iy.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
+        self.ix.compute_with(&self.iy, x);
     }
 
     /// For a GPU: the gradients, their products and the 3×3 sums at root as 16×16 tiles,

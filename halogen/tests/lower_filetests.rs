@@ -33,6 +33,19 @@ fn fixture(name: &str) -> Option<(Environment, HashMap<Name, FuncId>)> {
             blur_x.store_root().compute_at(&blur_y, y);
             vec![blur_y, blur_x]
         }
+        // Two Funcs of one input, `gy` computed with `gx` over their rows; the output
+        // reads `gy` one row further down, so their rows differ.
+        "computed with" => {
+            let (x, y) = (Var::new("x"), Var::new("y"));
+            let a = ImageParam::new(Type::i32(), 2, "a");
+            let (gx, gy, out) = (Func::new("gx"), Func::new("gy"), Func::new("out"));
+            gx.def((x, y), a.at((x, y)) + 1);
+            gy.def((x, y), a.at((x, y)) * 2);
+            out.def((x, y), gx.at((x, y)) + gy.at((x, y + 1)));
+            gx.compute_root();
+            gy.compute_root().compute_with(&gx, y);
+            vec![out, gx, gy]
+        }
         _ => return None,
     };
     let env = build_environment(&[funcs[0].func_ref().clone()]).ok()?;

@@ -96,7 +96,7 @@ fn every_pass_output_parses_back_to_itself() {
         if let Err(e) = compiled {
             panic!("{what}: {e}");
         }
-        assert_eq!(passes.len(), 11, "{what}: every pass is recorded");
+        assert_eq!(passes.len(), 12, "{what}: every pass is recorded");
         for (pass, s) in &passes {
             let text = s.to_string();
             tails += text.matches(") tail(").count();
@@ -112,6 +112,6 @@ fn every_pass_output_parses_back_to_itself() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 11 * pipelines.len());
+    assert_eq!(checked, 12 * pipelines.len());
     assert!(tails > 0 && tails_each > 0 && folds > 0, "tails {tails}, tails_each {tails_each}, folds {folds}");
 }

@@ -466,6 +466,44 @@ impl Func {
         self.set_levels(Some(level), None)
     }
 
+    /// Compute it in the same loops as `parent` (Halide's `compute_with`): the loops of the
+    /// two, from the outermost down to and including `parent`'s loop `var`, become one
+    /// loop nest, in which each iteration computes `parent`'s part and then this Func's.
+    /// Two Funcs that read the same input (the x and y gradients of an image) then read it
+    /// once while it is in cache.
+    ///
+    /// Both must be computed at the same level (and stored there), have no update
+    /// definitions, not be pipeline outputs, and not depend on each other; the fused
+    /// loops pair up from the outermost, one of each, and must be of the same kind (serial,
+    /// parallel or unrolled; not vectorized or GPU loops). Each keeps its own bounds: the
+    /// fused loops cover both regions and each Func runs only over its own.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let input = ImageParam::new(Type::f32(), 2, "doc_cw_in");
+    /// let c = halogen::boundary::repeat_edge(&input, &input.bounds());
+    /// let ix = Func::new("doc_ix");
+    /// ix.def((x, y), c.at((x + 1, y)) - c.at((x - 1, y)));
+    /// let iy = Func::new("doc_iy");
+    /// iy.def((x, y), c.at((x, y + 1)) - c.at((x, y - 1)));
+    /// let out = Func::new("doc_cw_out");
+    /// out.def((x, y), ix.at((x, y)) * iy.at((x, y)));
+    /// ix.compute_root();
+    /// iy.compute_root().compute_with(&ix, y);
+    /// let c = Pipeline::new(&[&out]).compile(&Target::interp()).unwrap();
+    /// // One loop over the rows computes a row of each.
+    /// let nest = c.lowered_stmt().to_string();
+    /// assert!(nest.contains("for (doc_ix.s0.y,") && !nest.contains("for (doc_iy.s0.y,"), "{nest}");
+    /// ```
+    pub fn compute_with(&self, parent: &Func, var: impl Into<VarOrRVar>) -> &Func {
+        let mut d = self.0.lock();
+        d.schedule.touched = true;
+        d.schedule.compute_with = Some((parent.name(), var.into().name()));
+        drop(d);
+        self
+    }
+
     /// Substitute the definition into every use (the default for Funcs without updates).
     #[track_caller]
     pub fn compute_inline(&self) -> &Func {

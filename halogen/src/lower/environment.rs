@@ -6,7 +6,7 @@ use crate::analysis::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::stack;
 use crate::ir::{
-    BinOp, CallKind, Expr, ExprKind, FuncId, Intrinsic, Mutator, Name, ReductionRef, Type, VarBinding, Visitor,
+    BinOp, CallKind, Expr, ExprKind, ForKind, FuncId, Intrinsic, Mutator, Name, ReductionRef, Type, VarBinding, Visitor,
 };
 use crate::lang::func::FuncRef;
 use crate::schedule::{FuncSchedule, LoopLevel, StageSchedule};
@@ -467,7 +467,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
     // Cycles are found before inlining: once `g` is inlined into `f`'s update, a call of
     // `f` through `g` looks like the update reading `f`'s earlier value.
     let before_inlining: BTreeMap<Name, FuncInfo> = infos.iter().map(|f| (f.name.clone(), f.clone())).collect();
-    realization_order(&before_inlining, &output_names)?;
+    realization_order(&before_inlining, &output_names, &[])?;
     let mut funcs: BTreeMap<Name, FuncInfo> = BTreeMap::new();
     let mut params = BTreeMap::new();
     let mut images = BTreeMap::new();
@@ -529,7 +529,8 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         }
     }
     check_one_namespace(&func_names, &images, &params)?;
-    let order = realization_order(&funcs, &output_names)?;
+    let fused = check_compute_with(&funcs, &before_inlining)?;
+    let order = realization_order(&funcs, &output_names, &fused)?;
     Ok(Environment { funcs, order, outputs: output_names, images, params })
 }
 
@@ -555,6 +556,146 @@ fn check_one_namespace(funcs: &[Name], images: &BTreeMap<Name, ImageUse>, params
     Ok(())
 }
 
+/// The loops of `f`'s pure stage, outermost first, that `compute_with(parent, var)` fuses
+/// with `parent`'s: as many as `parent` has from its outermost down to `var`.
+///
+/// Checks Halide's rules for `compute_with` and returns the pairs `(f, parent)`: both
+/// computed at one level and stored at one level, neither an output nor with update definitions,
+/// neither depending on the other, one Func computed with each parent, and fused loops of
+/// one kind each (serial, parallel or unrolled).
+pub fn fused_loop_count(f: &FuncInfo, funcs: &BTreeMap<Name, FuncInfo>) -> Result<Option<(Name, usize)>> {
+    let Some((parent, var)) = &f.schedule.compute_with else { return Ok(None) };
+    let name = &f.name;
+    let fail = |why: String| Err(Error::Schedule(format!("Func '{name}': compute_with({parent}, {var}): {why}")));
+    let Some(p) = funcs.get(parent) else {
+        return fail(format!("'{parent}' is not computed by this pipeline (it is inlined or not used)"));
+    };
+    if p.compute == LoopLevel::Inlined {
+        return fail(format!("'{parent}' is computed inline; schedule it compute_root() or compute_at(..) first"));
+    }
+    if f.compute != p.compute || f.store != p.store {
+        return fail(format!(
+            "both must be computed at one level and stored at one level, but '{name}' is computed at {} and \
+             stored at {}, '{parent}' computed at {} and stored at {}",
+            level_name(&f.compute),
+            level_name(&f.store),
+            level_name(&p.compute),
+            level_name(&p.store)
+        ));
+    }
+    for g in [f, p] {
+        if g.is_output {
+            return fail(format!("'{}' is a pipeline output; only Funcs inside the pipeline can share loops", g.name));
+        }
+        if g.stages.len() > 1 {
+            return fail(format!("'{}' has update definitions; only pure definitions share loops", g.name));
+        }
+    }
+    let parent_dims = &p.stages[0].schedule.dims;
+    let Some(at) = parent_dims.iter().position(|d| d.var == *var) else {
+        let loops: Vec<&str> = parent_dims.iter().rev().map(|d| &*d.var).collect();
+        return fail(format!("'{parent}' has no loop '{var}' (its loops, outermost first: {})", loops.join(", ")));
+    };
+    let count = parent_dims.len() - at;
+    let dims = &f.stages[0].schedule.dims;
+    if dims.len() < count {
+        return fail(format!(
+            "'{parent}' has {count} loops down to '{var}' but '{name}' has only {} loops to fuse them with",
+            dims.len()
+        ));
+    }
+    for i in 0..count {
+        let (a, b) = (&parent_dims[parent_dims.len() - 1 - i], &dims[dims.len() - 1 - i]);
+        let fusable = |k: ForKind| matches!(k, ForKind::Serial | ForKind::Parallel | ForKind::Unrolled);
+        if a.kind != b.kind || !fusable(a.kind) {
+            return fail(format!(
+                "loop {i} from the outside is '{}' ({:?}) in '{parent}' and '{}' ({:?}) in '{name}'; fused loops \
+                 must both be serial, both parallel or both unrolled",
+                a.var, a.kind, b.var, b.kind
+            ));
+        }
+    }
+    Ok(Some((parent.clone(), count)))
+}
+
+fn level_name(l: &LoopLevel) -> String {
+    match l {
+        LoopLevel::Inlined => "inline".into(),
+        LoopLevel::Root => "root".into(),
+        LoopLevel::At { func, var } => format!("{func}.{var}"),
+    }
+}
+
+/// Checks every `compute_with` (see [`fused_loop_count`]) and returns the pairs
+/// `(f, parent)`.
+fn check_compute_with(
+    funcs: &BTreeMap<Name, FuncInfo>,
+    before_inlining: &BTreeMap<Name, FuncInfo>,
+) -> Result<Vec<(Name, Name)>> {
+    // Inlined Funcs are gone from `funcs`.
+    for f in before_inlining.values() {
+        if let (Some((parent, var)), LoopLevel::Inlined) = (&f.schedule.compute_with, &f.compute) {
+            return Err(Error::Schedule(format!(
+                "Func '{}': compute_with({parent}, {var}): '{}' is computed inline; schedule it as '{parent}' is \
+                 (compute_root() or compute_at(..)) first",
+                f.name, f.name
+            )));
+        }
+    }
+    let mut pairs: Vec<(Name, Name)> = Vec::new();
+    for f in funcs.values() {
+        let Some((parent, _)) = fused_loop_count(f, funcs)? else { continue };
+        let var = &f.schedule.compute_with.as_ref().expect("has one").1;
+        let name = &f.name;
+        if let Some((other, _)) = pairs.iter().find(|(_, p)| *p == parent) {
+            return Err(Error::Schedule(format!(
+                "Func '{name}': compute_with({parent}, {var}): '{other}' is already computed with '{parent}'; \
+                 one Func shares the loops of each"
+            )));
+        }
+        if funcs[&parent].schedule.compute_with.is_some() || pairs.iter().any(|(c, _)| *c == *name) {
+            return Err(Error::Schedule(format!(
+                "Func '{name}': compute_with({parent}, {var}): '{parent}' is itself computed with another Func; \
+                 chains of compute_with are not supported"
+            )));
+        }
+        for (from, to) in [(name, &parent), (&parent, name)] {
+            if let Some(path) = call_path(funcs, from, to) {
+                return Err(Error::Schedule(format!(
+                    "Func '{name}': compute_with({parent}, {var}): '{from}' reads '{to}' ({}); Funcs that share \
+                     loops must not depend on each other",
+                    path.join(" -> ")
+                )));
+            }
+        }
+        pairs.push((name.clone(), parent));
+    }
+    Ok(pairs)
+}
+
+/// A chain of calls from `from` to `to`, if `from` depends on `to`.
+fn call_path(funcs: &BTreeMap<Name, FuncInfo>, from: &Name, to: &Name) -> Option<Vec<String>> {
+    let mut stack = vec![vec![from.clone()]];
+    let mut seen: HashSet<Name> = HashSet::new();
+    while let Some(path) = stack.pop() {
+        let last = path.last().expect("never empty").clone();
+        if last == *to {
+            return Some(path.iter().map(|n| n.to_string()).collect());
+        }
+        if !seen.insert(last.clone()) {
+            continue;
+        }
+        if let Some(f) = funcs.get(&last) {
+            for c in callees(f) {
+                let mut p = path.clone();
+                p.push(c);
+                stack.push(p);
+            }
+        }
+    }
+    None
+}
+
 /// Names of the Funcs called (directly) by `f`'s definitions.
 pub fn callees(f: &FuncInfo) -> Vec<Name> {
     struct Calls(Vec<Name>);
@@ -576,7 +717,9 @@ pub fn callees(f: &FuncInfo) -> Vec<Name> {
     c.0
 }
 
-fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Result<Vec<Name>> {
+/// Producers first; a Func computed with another (`fused`: pairs `(f, parent)`) comes
+/// right after its parent, the two visited as one.
+fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name], fused: &[(Name, Name)]) -> Result<Vec<Name>> {
     #[derive(PartialEq)]
     enum Mark {
         Visiting,
@@ -588,6 +731,7 @@ fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Resu
         marks: &mut HashMap<Name, Mark>,
         order: &mut Vec<Name>,
         path: &mut Vec<Name>,
+        fused: &[(Name, Name)],
     ) -> Result<()> {
         stack::guard(|| {
             match marks.get(n) {
@@ -602,21 +746,31 @@ fn realization_order(funcs: &BTreeMap<Name, FuncInfo>, outputs: &[Name]) -> Resu
                 }
                 None => {}
             }
-            marks.insert(n.clone(), Mark::Visiting);
+            let group: Vec<Name> = match fused.iter().find(|(c, p)| c == n || p == n) {
+                Some((child, parent)) => vec![parent.clone(), child.clone()],
+                None => vec![n.clone()],
+            };
+            for g in &group {
+                marks.insert(g.clone(), Mark::Visiting);
+            }
             path.push(n.clone());
-            for c in callees(&funcs[n]) {
-                visit(&c, funcs, marks, order, path)?;
+            for g in &group {
+                for c in callees(&funcs[g]).into_iter().filter(|c| !group.contains(c)) {
+                    visit(&c, funcs, marks, order, path, fused)?;
+                }
             }
             path.pop();
-            marks.insert(n.clone(), Mark::Done);
-            order.push(n.clone());
+            for g in group {
+                marks.insert(g.clone(), Mark::Done);
+                order.push(g);
+            }
             Ok(())
         })
     }
     let mut marks = HashMap::new();
     let mut order = Vec::new();
     for o in outputs {
-        visit(o, funcs, &mut marks, &mut order, &mut Vec::new())?;
+        visit(o, funcs, &mut marks, &mut order, &mut Vec::new(), fused)?;
     }
     Ok(order)
 }

@@ -7,6 +7,7 @@
 //! `target.has_gpu_feature()` and `target.has_feature(Feature::Mpi)`.
 
 use super::bounds_inference::bounds_inference;
+use super::compute_with::fuse_compute_with;
 use super::environment::{build_environment, Environment};
 use super::loop_kinds::check_loop_kinds;
 use super::partition_loops::partition_loops;
@@ -174,6 +175,8 @@ pub fn finish_lowering(scheduled: Scheduled) -> Result<Lowered> {
     after("sliding window and storage folding", &s, &ctx, Phase::BoundsInferred)?;
     let s = storage_flattening(s, &ctx.env)?;
     after("storage flattening", &s, &ctx, Phase::Flattened)?;
+    let s = fuse_compute_with(s, &ctx.env)?;
+    after("compute with", &s, &ctx, Phase::Flattened)?;
     let s = specialize_tails(s)?;
     after("specialize vector tails", &s, &ctx, Phase::Flattened)?;
     let s = simplify_stmt(&s);

@@ -9,6 +9,7 @@
 //! functions itself, whose input is the environment alone: it ignores the statement.
 
 use super::bounds_inference::bounds_inference;
+use super::compute_with::fuse_compute_with;
 use super::environment::Environment;
 use super::partition_loops::partition_loops;
 use super::promote_accumulators::promote_accumulators;
@@ -85,6 +86,7 @@ pub const ENV_PASSES: &[EnvPass] = &[
     },
     EnvPass { name: "sliding window and storage folding", phase: Phase::BoundsInferred, run: sliding_window },
     EnvPass { name: "storage flattening", phase: Phase::Flattened, run: storage_flattening },
+    EnvPass { name: "compute with", phase: Phase::Flattened, run: fuse_compute_with },
 ];
 
 /// The pass called `name` that reads the [`Environment`].

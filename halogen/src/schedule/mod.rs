@@ -97,4 +97,7 @@ pub struct FuncSchedule {
     pub bounds: Vec<Bound>,
     /// Set once the user gives any directive (the auto-scheduler leaves such Funcs alone).
     pub touched: bool,
+    /// `compute_with(parent, var)`: its loops are the parent's, from the outermost down to
+    /// and including the parent's loop `var` (parent Func, loop variable).
+    pub compute_with: Option<(Name, Name)>,
 }

@@ -46,6 +46,7 @@
 //! - `schedule NAME { ... }`: a named schedule, one chain of directives per line:
 //!   `FUNC.directive(args).directive(args)`, or `FUNC.update(n).directive(args)` for an
 //!   update stage. The directives are `compute_root`, `compute_inline`, `compute_at(f, v)`,
+//!   `compute_with(f, v)`,
 //!   `store_root`, `store_at(f, v)`, `split(v, outer, inner, factor[, tail])` (tail:
 //!   `round_up`, `guard_with_if`, `shift_inwards`), `tile(x, y, xi, yi, w, h)`,
 //!   `tile(x, y, xo, yo, xi, yi, w, h)`, `fuse(inner, outer, fused)`, `reorder(v, ...)`

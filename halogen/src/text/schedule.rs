@@ -35,6 +35,7 @@ const SIGNATURES: &[(&str, &[&str])] = &[
     ("compute_inline", &[""]),
     ("store_root", &[""]),
     ("compute_at", &["fv"]),
+    ("compute_with", &["fv"]),
     ("store_at", &["fv"]),
     ("split", &["vvvn", "vvvnt"]),
     ("tile", &["vvvvnn", "vvvvvvnn"]),
@@ -61,8 +62,16 @@ const SIGNATURES: &[(&str, &[&str])] = &[
 const UPDATE_ONLY: &[&str] = &["atomic"];
 
 /// Only the pure stage has these.
-const FUNC_ONLY: &[&str] =
-    &["compute_root", "compute_inline", "store_root", "compute_at", "store_at", "reorder_storage", "bound"];
+const FUNC_ONLY: &[&str] = &[
+    "compute_root",
+    "compute_inline",
+    "store_root",
+    "compute_at",
+    "compute_with",
+    "store_at",
+    "reorder_storage",
+    "bound",
+];
 
 /// One directive on one stage of a Func.
 #[derive(Clone, Debug)]
@@ -209,6 +218,9 @@ impl Directive {
             }
             "compute_at" => {
                 f.compute_at(func(0), v(1));
+            }
+            "compute_with" => {
+                f.compute_with(func(0), v(1));
             }
             "store_at" => {
                 f.store_at(func(0), v(1));
