@@ -188,9 +188,15 @@ fn an_output_read_by_a_later_output() {
         f.vectorize(x, 8).parallel(y);
         g.vectorize(x, 4);
     };
+    let auto = |f: &Func, g: &Func| {
+        f.set_estimates(&[(-1, 1024), (0, 768)]);
+        g.set_estimates(&[(0, 1022), (0, 768)]);
+        Pipeline::new(&[f, g]).auto_schedule(&MachineParams::new(2, 16, 32 << 10, 1 << 20, 8 << 20)).unwrap();
+    };
     for t in targets_under_test() {
         check_reader(&t, |_, _| ());
         check_reader(&t, vectors);
+        check_reader(&t, auto);
     }
     if let Some(t) = opencl_target() {
         check_reader(&t, |f, g| {
@@ -235,4 +241,31 @@ fn the_generated_code_checks_the_shapes_of_a_tuples_buffers() {
     let outs = vec![("pair.0".into(), a.raw_mut()), ("pair.1".into(), b.raw_mut())];
     module.run(&BTreeMap::new(), &BTreeMap::new(), outs).unwrap();
     assert_eq!((a[[5, 3]], b[[5, 3]]), (8, 3));
+}
+
+#[test]
+fn the_auto_scheduler_schedules_several_outputs() {
+    let o = outputs();
+    o.input.set_estimates(&[(0, 512), (0, 384)]);
+    o.blur.set_estimates(&[(0, 512), (0, 384)]);
+    o.edges.set_estimates(&[(1, 510), (1, 382)]);
+    o.peak.set_estimates(&[(0, 512), (0, 384)]);
+    let p = Pipeline::new(&[&o.blur, &o.edges, &o.peak]);
+    p.auto_schedule(&MachineParams::new(2, 16, 32 << 10, 1 << 20, 8 << 20)).unwrap();
+    let (w, h) = (45, 21);
+    let input = image(w, h);
+    let (blur, edges, value, at) = references(&input, w, h);
+    for t in targets_under_test() {
+        let c = p.compile(&t).unwrap();
+        let mut args = Args::new();
+        args.image(&o.input, &input);
+        let mut b = Buffer::<u16>::new(&[w, h]);
+        let mut e = Buffer::<f32>::with_min(&[1, 1], &[w - 2, h - 2]);
+        let (mut v, mut a) = (Buffer::<u16>::new(&[w, h]), Buffer::<i8>::new(&[w, h]));
+        c.realize_outputs(&args, &mut [&mut b, &mut e, &mut v, &mut a]).unwrap_or_else(|err| panic!("{t}: {err}"));
+        assert_eq!(b.as_slice(), blur.as_slice(), "{t}: blur");
+        assert_eq!(e.as_slice(), edges.as_slice(), "{t}: edges");
+        assert_eq!(v.as_slice(), value.as_slice(), "{t}: peak value");
+        assert_eq!(a.as_slice(), at.as_slice(), "{t}: peak position");
+    }
 }
