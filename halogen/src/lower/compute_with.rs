@@ -27,10 +27,14 @@
 //! checked that neither reads the other). A fused loop carries both loops' vector tails,
 //! so specialize tails makes its clamp-free version where both Funcs' splits fit.
 
-use crate::analysis::{simplify, substitute};
+use crate::analysis::{free_vars, simplify, substitute_map};
 use crate::error::{Error, Result};
 use crate::ir::{mutate_stmt_children, stack, Expr, ExprKind, ForKind, Mutator, Name, Stmt, Type, VectorTail, Visitor};
 use crate::lower::environment::{fused_loop_count, Environment};
+use std::collections::HashMap;
+
+/// How many times the lets a fused loop's bounds name are expanded to compare them.
+const EXPAND_ROUNDS: usize = 6;
 
 /// Runs the pass: every Func with a `compute_with` has its loops fused with its parent's.
 pub fn fuse_compute_with(mut s: Stmt, env: &Environment) -> Result<Stmt> {
@@ -266,7 +270,19 @@ fn fuse_loops(p: &[Step], c: &[Step], p_body: Stmt, c_body: Stmt, child: &Name, 
     };
     let (pl, cl) = (levels(p), levels(c));
     let expand = |scope: &[(Name, Expr)], e: &Expr| {
-        simplify(&scope.iter().rev().fold(e.clone(), |e, (name, value)| substitute(name, value, &e)))
+        // Only the lets `e` names, a few rounds deep: enough for bounds that are lets of
+        // the same values, without expanding a whole pipeline's lets.
+        let values: HashMap<&Name, &Expr> = scope.iter().map(|(n, v)| (n, v)).collect();
+        let mut e = e.clone();
+        for _ in 0..EXPAND_ROUNDS {
+            let named: HashMap<Name, Expr> =
+                free_vars(&e).into_iter().filter_map(|n| values.get(&n).map(|v| (n.clone(), (*v).clone()))).collect();
+            if named.is_empty() {
+                break;
+            }
+            e = substitute_map(&named, &e);
+        }
+        simplify(&e)
     };
     let within = |min: &Expr, extent: &Expr, v: &Name| {
         let v = Expr::var(Type::i32(), v.clone());
