@@ -18,8 +18,8 @@ pub use crate::lang::args::IntoArgs;
 pub use crate::lang::expr_ops::ExprMethods;
 pub use crate::lang::func::{Func, Stage};
 pub use crate::lang::math::{
-    abs, absd, atan2, cast, ceil, clamp, cos, exp, floor, lerp, log, max, min, pow, round, select, sin, sqrt, tan,
-    trunc,
+    abs, absd, atan, atan2, cast, ceil, clamp, cos, exp, fast_exp, fast_log, fast_pow, floor, lerp, log, max, min, pow,
+    round, select, sin, sqrt, tan, tanh, trunc,
 };
 pub use crate::lang::param::{ImageParam, Param};
 pub use crate::lang::reductions::{argmax, argmin, maximum, minimum, product, sum};

@@ -173,6 +173,11 @@ fn rows(a: &Expr, b: &Expr, t: Type) -> Vec<Expr> {
             cos(a),
             tan(a),
             atan2(a, b),
+            atan(a),
+            tanh(a),
+            fast_exp(a),
+            fast_log(a),
+            fast_pow(a, b),
             lerp(a, b, 0.25f32),
             a / b + a * b - b,
         ]);

@@ -816,7 +816,7 @@ fn intrinsic_bounds(which: Intrinsic, ty: Type, args: &[Expr], ais: &[Interval])
             let f = |x: &Option<Expr>| x.as_ref().map(|x| call(Intrinsic::BitNot, x));
             Interval::new(f(&a.max), f(&a.min))
         }
-        Intrinsic::Sin | Intrinsic::Cos if ty.is_float() => {
+        Intrinsic::Sin | Intrinsic::Cos | Intrinsic::Tanh if ty.is_float() => {
             Interval::bounded(Expr::const_of(ty, -1), Expr::const_of(ty, 1))
         }
         Intrinsic::Exp if ty.is_float() => Interval::new(Some(Expr::const_of(ty, 0)), None),

@@ -143,10 +143,78 @@ pub enum Intrinsic {
     Cos,
     Tan,
     Atan2,
+    /// Arctangent.
+    Atan,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// A cheaper, less accurate `exp` (see [`crate::ir::float_math`]).
+    FastExp,
+    /// A cheaper, less accurate `log` for positive arguments.
+    FastLog,
+    /// A cheaper, less accurate `pow` for positive bases.
+    FastPow,
     /// Reinterpret bits as another type of the same width.
     Reinterpret,
     /// Bitwise not of an integer.
     BitNot,
+}
+
+impl Intrinsic {
+    /// Every intrinsic.
+    pub const ALL: [Intrinsic; 20] = [
+        Intrinsic::Abs,
+        Intrinsic::Sqrt,
+        Intrinsic::Exp,
+        Intrinsic::Log,
+        Intrinsic::Pow,
+        Intrinsic::Floor,
+        Intrinsic::Ceil,
+        Intrinsic::Round,
+        Intrinsic::Trunc,
+        Intrinsic::Sin,
+        Intrinsic::Cos,
+        Intrinsic::Tan,
+        Intrinsic::Atan2,
+        Intrinsic::Atan,
+        Intrinsic::Tanh,
+        Intrinsic::FastExp,
+        Intrinsic::FastLog,
+        Intrinsic::FastPow,
+        Intrinsic::Reinterpret,
+        Intrinsic::BitNot,
+    ];
+
+    /// The name a call of it has in the IR and its text (`sqrt`, `fast_exp`).
+    ///
+    /// ```
+    /// use halogen::ir::Intrinsic;
+    /// assert_eq!(Intrinsic::Atan2.name(), "atan2");
+    /// assert_eq!(Intrinsic::FastExp.name(), "fast_exp");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Intrinsic::Abs => "abs",
+            Intrinsic::Sqrt => "sqrt",
+            Intrinsic::Exp => "exp",
+            Intrinsic::Log => "log",
+            Intrinsic::Pow => "pow",
+            Intrinsic::Floor => "floor",
+            Intrinsic::Ceil => "ceil",
+            Intrinsic::Round => "round",
+            Intrinsic::Trunc => "trunc",
+            Intrinsic::Sin => "sin",
+            Intrinsic::Cos => "cos",
+            Intrinsic::Tan => "tan",
+            Intrinsic::Atan2 => "atan2",
+            Intrinsic::Atan => "atan",
+            Intrinsic::Tanh => "tanh",
+            Intrinsic::FastExp => "fast_exp",
+            Intrinsic::FastLog => "fast_log",
+            Intrinsic::FastPow => "fast_pow",
+            Intrinsic::Reinterpret => "reinterpret",
+            Intrinsic::BitNot => "bitnot",
+        }
+    }
 }
 
 /// Identifies a Func in the calls of the user's definitions, so that the front end can go
@@ -464,10 +532,7 @@ impl Expr {
     }
     /// Intrinsic call of result type `ty`.
     pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
-        Expr::make(
-            ty,
-            ExprKind::Call { name: format!("{which:?}").to_lowercase().into(), args, kind: CallKind::Intrinsic(which) },
-        )
+        Expr::make(ty, ExprKind::Call { name: which.name().into(), args, kind: CallKind::Intrinsic(which) })
     }
 
     // ----- shorthands for the compiler -----

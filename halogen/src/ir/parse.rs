@@ -194,10 +194,7 @@ fn parse_type(s: &str) -> Option<Type> {
 }
 
 fn intrinsic_named(name: &str) -> Option<Intrinsic> {
-    use Intrinsic::*;
-    [Abs, Sqrt, Exp, Log, Pow, Floor, Ceil, Round, Trunc, Sin, Cos, Tan, Atan2, Reinterpret, BitNot]
-        .into_iter()
-        .find(|i| format!("{i:?}").to_lowercase() == name)
+    Intrinsic::ALL.into_iter().find(|i| i.name() == name)
 }
 
 fn binop_named(p: &str) -> Option<BinOp> {

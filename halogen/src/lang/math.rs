@@ -256,6 +256,38 @@ unary_float_fns! {
     /// assert_eq!(tan(Var::new("x")).ty(), Type::f32());
     /// ```
     tan => Tan;
+    /// Arctangent, in `[-π/2, π/2]`.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// assert_eq!(atan(Var::new("x")).to_string(), "atan(float32(x))");
+    /// ```
+    atan => Atan;
+    /// Hyperbolic tangent, in `[-1, 1]`.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// assert_eq!(tanh(Var::new("x") * 0.5).ty(), Type::f32());
+    /// ```
+    tanh => Tanh;
+    /// A cheaper `e^x` for users who trade accuracy for speed: in `f32` within tens of ulps
+    /// where the result is normal, and NaN gives 0 (the table in
+    /// [`crate::ir::float_math`]); in `f64` the same as [`exp`].
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// assert_eq!(fast_exp(Var::new("x")).to_string(), "fast_exp(float32(x))");
+    /// ```
+    fast_exp => FastExp;
+    /// A cheaper natural logarithm for users who trade accuracy for speed: in `f32` within a
+    /// few ulps for positive normal arguments, and unspecified (but the same on every CPU
+    /// target) for others (see [`crate::ir::float_math`]); in `f64` the same as [`log`].
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// assert_eq!(fast_log(Var::new("x")).ty(), Type::f32());
+    /// ```
+    fast_log => FastLog;
 }
 
 /// `a` to the power `b`, in the float type of the operands (integers become `f32`).
@@ -267,6 +299,20 @@ unary_float_fns! {
 /// ```
 pub fn pow(a: impl Into<Expr>, b: impl Into<Expr>) -> Expr {
     float_fn2(Intrinsic::Pow, a, b)
+}
+
+/// A cheaper `a^b`, `fast_exp(b * fast_log(a))`, for users who trade accuracy for speed:
+/// for positive `a` (its error grows with `|b log a|`, see [`crate::ir::float_math`]),
+/// `a == 0` gives 0 and `b == 0` gives 1; negative `a` gives an unspecified value. In
+/// `f64` the same as [`pow`].
+///
+/// ```
+/// use halogen::prelude::*;
+/// let x = Var::new("x");
+/// assert_eq!(fast_pow(x, 0.5).to_string(), "fast_pow(float32(x), 0.5f)");
+/// ```
+pub fn fast_pow(a: impl Into<Expr>, b: impl Into<Expr>) -> Expr {
+    float_fn2(Intrinsic::FastPow, a, b)
 }
 
 /// The angle of the point `(x, y)`: `atan(y / x)` in the right quadrant.

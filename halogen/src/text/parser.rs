@@ -861,13 +861,14 @@ impl Parser {
 /// The built-in functions, by name.
 const FUNCTIONS: &[&str] = &[
     "min", "max", "clamp", "select", "abs", "absd", "sqrt", "exp", "log", "pow", "floor", "ceil", "round", "trunc",
-    "sin", "cos", "tan", "atan2", "lerp", "sum", "product", "maximum", "minimum",
+    "sin", "cos", "tan", "atan2", "atan", "tanh", "fast_exp", "fast_log", "fast_pow", "lerp", "sum", "product",
+    "maximum", "minimum",
 ];
 
 fn call_function(name: &str, args: Vec<Expr>, pos: Pos) -> PResult<Expr> {
     let arity = match name {
         "clamp" | "select" | "lerp" => 3,
-        "min" | "max" | "absd" | "pow" | "atan2" => 2,
+        "min" | "max" | "absd" | "pow" | "atan2" | "fast_pow" => 2,
         _ => 1,
     };
     if args.len() != arity {
@@ -884,6 +885,11 @@ fn call_function(name: &str, args: Vec<Expr>, pos: Pos) -> PResult<Expr> {
         "absd" => math::absd(next(), next()),
         "pow" => math::pow(next(), next()),
         "atan2" => math::atan2(next(), next()),
+        "fast_pow" => math::fast_pow(next(), next()),
+        "atan" => math::atan(next()),
+        "tanh" => math::tanh(next()),
+        "fast_exp" => math::fast_exp(next()),
+        "fast_log" => math::fast_log(next()),
         "lerp" => math::lerp(next(), next(), next()),
         "sqrt" => math::sqrt(next()),
         "exp" => math::exp(next()),

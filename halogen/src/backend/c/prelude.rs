@@ -8,7 +8,10 @@
 //! generated code has no undefined behaviour (the sanitizer test checks that).
 
 use super::types::{mask_of, mnemonic, physical_lanes, scalar_c, storage_c, typedef, unsigned_of, value_c};
-use crate::backend::c_like::scalar_helpers::{float_math_helpers, SCALAR_HELPERS};
+use crate::backend::c_like::scalar_helpers::{
+    atan2_body, atan_body, fast_exp_body, fast_log_body, fast_math_helpers, fast_pow_body, float_math_helpers,
+    host_float_math_helpers, sin_cos_body, tanh_body, FloatC, SCALAR_HELPERS,
+};
 use crate::ir::float_math::{horner_c, ln2_c, EXP_POLY, LOG_POLY};
 use crate::ir::{Type, TypeCode};
 use crate::target::MachineParams;
@@ -428,6 +431,8 @@ pub fn fixed_prelude(machine: &MachineParams) -> String {
     s.push_str(HOST_SCALAR_BITS);
     s.push_str(SCALAR_HELPERS);
     s.push_str(&float_math_helpers());
+    s.push_str(&fast_math_helpers());
+    s.push_str(&host_float_math_helpers());
     s.push_str(HOST_HELPERS);
     // Outputs stream from the size of the target machine's last-level cache; defining
     // H_STREAM_MIN_BYTES when compiling the file chooses another size.
@@ -1091,6 +1096,134 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
     return {blend}(x == x, r, x);
 }}
 "
+            )
+        })
+    }
+
+    /// How [`crate::backend::c_like::scalar_helpers`]' shared float math spells the vector
+    /// type `t`.
+    fn float_c(h: &mut Self, t: Type) -> FloatC {
+        let blend = h.blend(t);
+        let (v, k, f, _) = Self::float_vector_names(h, t);
+        let u = h.ty(Type::u32().with_lanes(t.lanes));
+        FloatC { v, k, u, vector: Some((blend, f)) }
+    }
+
+    /// `h_vsinf_T(x)` / `h_vcosf_T(x)`: `h_sinf` / `h_cosf` on every lane of the `f32`
+    /// vector type `t` (see [`Helpers::exp_f32`]); lanes too large for the reduction are
+    /// redone with `double`, only when there are any.
+    pub fn sin_cos_f32(&mut self, t: Type, cos: bool) -> String {
+        let which = if cos { "cos" } else { "sin" };
+        self.helper(format!("h_v{which}f_{}", mnemonic(t)), |h| {
+            let fc = Self::float_c(h, t);
+            let body = sin_cos_body(&fc, cos as u32);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_v{which}f_{v}({v} x) {{
+{body}    int any = 0;
+    for (int i = 0; i < {n}; i++) any |= big[i];
+    if (any)
+        for (int i = 0; i < {n}; i++)
+            if (big[i]) y[i] = (float){which}((double)x[i]);
+    return y;
+}}
+",
+                n = t.lanes
+            )
+        })
+    }
+
+    /// `h_vatanf_T(x)`: `h_atanf` on every lane of the `f32` vector type `t`.
+    pub fn atan_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vatanf_{}", mnemonic(t)), |h| {
+            let fc = Self::float_c(h, t);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_vatanf_{v}({v} x) {{
+{}    return y;
+}}
+",
+                atan_body(&fc)
+            )
+        })
+    }
+
+    /// `h_vatan2f_T(y, x)`: `h_atan2f` on every lane of the `f32` vector type `t`.
+    pub fn atan2_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vatan2f_{}", mnemonic(t)), |h| {
+            let atan = h.atan_f32(t);
+            let fc = Self::float_c(h, t);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_vatan2f_{v}({v} y, {v} x) {{
+    const {v} a = {atan}(y / x);
+{}    return r;
+}}
+",
+                atan2_body(&fc)
+            )
+        })
+    }
+
+    /// `h_vtanhf_T(x)`: `h_tanhf` on every lane of the `f32` vector type `t`.
+    pub fn tanh_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vtanhf_{}", mnemonic(t)), |h| {
+            let exp = h.exp_f32(t);
+            let fc = Self::float_c(h, t);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_vtanhf_{v}({v} x) {{
+{}    return y;
+}}
+",
+                tanh_body(&fc, &exp)
+            )
+        })
+    }
+
+    /// `h_vfast_expf_T(x)`: `h_fast_expf` on every lane of the `f32` vector type `t`.
+    pub fn fast_exp_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vfast_expf_{}", mnemonic(t)), |h| {
+            let fc = Self::float_c(h, t);
+            let v = fc.v.clone();
+            let body = fast_exp_body(&fc, &|k| format!("({v})(({k} + 127) << 23)"));
+            format!(
+                "static inline {v} h_vfast_expf_{v}({v} x) {{
+{body}    return y;
+}}
+"
+            )
+        })
+    }
+
+    /// `h_vfast_logf_T(x)`: `h_fast_logf` on every lane of the `f32` vector type `t`.
+    pub fn fast_log_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vfast_logf_{}", mnemonic(t)), |h| {
+            let fc = Self::float_c(h, t);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_vfast_logf_{v}({v} x) {{
+{}    return y;
+}}
+",
+                fast_log_body(&fc)
+            )
+        })
+    }
+
+    /// `h_vfast_powf_T(x, y)`: `h_fast_powf` on every lane of the `f32` vector type `t`.
+    pub fn fast_pow_f32(&mut self, t: Type) -> String {
+        self.helper(format!("h_vfast_powf_{}", mnemonic(t)), |h| {
+            let exp = h.fast_exp_f32(t);
+            let log = h.fast_log_f32(t);
+            let fc = Self::float_c(h, t);
+            let v = &fc.v;
+            format!(
+                "static inline {v} h_vfast_powf_{v}({v} x, {v} x2) {{
+{}    return y;
+}}
+",
+                fast_pow_body(&fc, &exp, &log)
             )
         })
     }

@@ -136,6 +136,12 @@ pub(crate) fn c99_math_function(which: Intrinsic, f32: bool) -> &'static str {
         Intrinsic::Cos => ("cosf", "cos"),
         Intrinsic::Tan => ("tanf", "tan"),
         Intrinsic::Atan2 => ("atan2f", "atan2"),
+        Intrinsic::Atan => ("atanf", "atan"),
+        Intrinsic::Tanh => ("tanhf", "tanh"),
+        // Halogen's own on every target in single precision; the accurate ones in double.
+        Intrinsic::FastExp => ("h_fast_expf", "exp"),
+        Intrinsic::FastLog => ("h_fast_logf", "log"),
+        Intrinsic::FastPow => ("h_fast_powf", "pow"),
         Intrinsic::Abs => ("fabsf", "fabs"),
         Intrinsic::Reinterpret | Intrinsic::BitNot => ("", ""),
     };

@@ -104,6 +104,10 @@ const RESERVED: &[&str] = &[
     "tanf",
     "atan2",
     "atan2f",
+    "atan",
+    "atanf",
+    "tanh",
+    "tanhf",
     // the generated code's own parameters and locals
     "rt",
     "ctx",

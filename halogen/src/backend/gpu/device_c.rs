@@ -14,7 +14,7 @@ use super::kernel::LaunchShape;
 use crate::backend::c_like::dialect::{c99_math_function, Dialect};
 use crate::backend::c_like::names::c_string;
 use crate::backend::c_like::printer as core;
-use crate::backend::c_like::scalar_helpers::{float_math_helpers, SCALAR_HELPERS};
+use crate::backend::c_like::scalar_helpers::{fast_math_helpers, float_math_helpers, SCALAR_HELPERS};
 use crate::backend::c_like::syntax::strip_parens;
 use crate::backend::c_like::types::{scalar_c, storage_c};
 use crate::backend::c_like::writer::Writer;
@@ -63,6 +63,7 @@ impl Flavor {
         s.push_str(LIMITS);
         s.push_str(SCALAR_HELPERS);
         s.push_str(&float_math_helpers());
+        s.push_str(&fast_math_helpers());
         s.push_str(KERNEL_MESSAGES);
         s
     }
@@ -630,6 +631,14 @@ impl Dialect for KernelPrinter {
             Intrinsic::Cos => "cos",
             Intrinsic::Tan => "tan",
             Intrinsic::Atan2 => "atan2",
+            Intrinsic::Atan => "atan",
+            Intrinsic::Tanh => "tanh",
+            Intrinsic::FastExp if f32 => "h_fast_expf",
+            Intrinsic::FastLog if f32 => "h_fast_logf",
+            Intrinsic::FastPow if f32 => "h_fast_powf",
+            Intrinsic::FastExp => "exp",
+            Intrinsic::FastLog => "log",
+            Intrinsic::FastPow => "pow",
             Intrinsic::Abs => "fabs",
             Intrinsic::Reinterpret | Intrinsic::BitNot => "",
         }

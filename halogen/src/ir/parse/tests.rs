@@ -46,6 +46,22 @@ fn constants_of_every_type() {
 }
 
 #[test]
+fn every_intrinsic() {
+    let f = Expr::cast(Type::f32(), var("x"));
+    for which in Intrinsic::ALL {
+        let e = match which {
+            Intrinsic::Pow | Intrinsic::Atan2 | Intrinsic::FastPow => {
+                Expr::intrinsic(Type::f32(), which, vec![f.clone(), f.clone()])
+            }
+            Intrinsic::Reinterpret => Expr::intrinsic(Type::u32(), which, vec![f.clone()]),
+            Intrinsic::BitNot => Expr::intrinsic(Type::i32(), which, vec![var("x")]),
+            _ => Expr::intrinsic(Type::f32(), which, vec![f.clone()]),
+        };
+        round_trip(&Stmt::Evaluate(e));
+    }
+}
+
+#[test]
 fn operators_and_vectors() {
     let x = var("x");
     let v = Expr::ramp(x.clone(), i(2), 8);

@@ -28,7 +28,7 @@ use super::prelude::Helpers;
 use super::streaming::{work, Work};
 use super::types::{check, mask_of, mnemonic, storage_c};
 use crate::analysis::access::{self, classify_access, widened_narrow, AccessPattern, Bindings, Shape, VarFacts};
-use crate::backend::c_like::dialect::Dialect;
+use crate::backend::c_like::dialect::{c99_math_function, Dialect};
 use crate::backend::c_like::names::c_string;
 use crate::backend::c_like::printer as core;
 use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, paren, strip_parens};
@@ -709,10 +709,34 @@ impl Dialect for Printer {
         self.helpers.map(prefix, out, ins, |a| lane(a))
     }
 
-    fn vector_math(&mut self, which: Intrinsic, t: Type) -> Option<String> {
+    fn math_function(&self, which: Intrinsic, f32: bool) -> &'static str {
+        // Halogen's own in single precision (see `ir::float_math`); the GPU dialects call
+        // the device's.
         match which {
-            Intrinsic::Exp if t.element() == Type::f32() => Some(self.helpers.exp_f32(t)),
-            Intrinsic::Log if t.element() == Type::f32() => Some(self.helpers.log_f32(t)),
+            Intrinsic::Sin if f32 => "h_sinf",
+            Intrinsic::Cos if f32 => "h_cosf",
+            Intrinsic::Atan if f32 => "h_atanf",
+            Intrinsic::Atan2 if f32 => "h_atan2f",
+            Intrinsic::Tanh if f32 => "h_tanhf",
+            Intrinsic::Pow if f32 => "h_powf",
+            _ => c99_math_function(which, f32),
+        }
+    }
+
+    fn vector_math(&mut self, which: Intrinsic, t: Type) -> Option<String> {
+        if t.element() != Type::f32() {
+            return None;
+        }
+        match which {
+            Intrinsic::Exp => Some(self.helpers.exp_f32(t)),
+            Intrinsic::Log => Some(self.helpers.log_f32(t)),
+            Intrinsic::Sin | Intrinsic::Cos => Some(self.helpers.sin_cos_f32(t, which == Intrinsic::Cos)),
+            Intrinsic::Atan => Some(self.helpers.atan_f32(t)),
+            Intrinsic::Atan2 => Some(self.helpers.atan2_f32(t)),
+            Intrinsic::Tanh => Some(self.helpers.tanh_f32(t)),
+            Intrinsic::FastExp => Some(self.helpers.fast_exp_f32(t)),
+            Intrinsic::FastLog => Some(self.helpers.fast_log_f32(t)),
+            Intrinsic::FastPow => Some(self.helpers.fast_pow_f32(t)),
             _ => None,
         }
     }
