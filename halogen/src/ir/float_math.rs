@@ -138,22 +138,8 @@ fn pow2(k: i32) -> f32 {
 /// assert_eq!(exp_f32(-103.28).to_bits(), 1); // the smallest subnormal
 /// ```
 pub fn exp_f32(x: f32) -> f32 {
-    // Clamped so that 2^n below is two normal halves; NaN goes to the low end here and is
-    // given back at the end.
-    let c = if x > -104.0 { x } else { -104.0 };
-    let c = if c < 89.0 { c } else { 89.0 };
-    // n = round(c / ln 2): adding 1.5 * 2^23 rounds to an integer, exactly.
-    let t = c * std::f32::consts::LOG2_E + 12_582_912.0;
-    let n = t - 12_582_912.0;
-    // r = c - n ln 2 in two parts (Cody–Waite): n * 0.693359375 is exact.
-    let r = c - n * LN2_HI;
-    let r = r - n * LN2_LO;
-    let z = r * r;
-    let p = horner(&EXP_POLY, r) * z + r + 1.0;
-    // p * 2^n, as two halves so that a subnormal result rounds once, at the end.
-    let k = n as i32;
-    let k1 = k / 2;
-    let y = p * pow2(k1) * pow2(k - k1);
+    // NaN goes to the low end of the reduction and is given back here.
+    let y = exp_reduced(x, &EXP_POLY);
     if x.is_nan() {
         x
     } else {
@@ -510,14 +496,25 @@ pub fn pow_f32(x: f32, y: f32) -> f32 {
 /// assert_eq!(fast_exp_f32(f32::INFINITY), f32::INFINITY);
 /// ```
 pub fn fast_exp_f32(x: f32) -> f32 {
+    exp_reduced(x, &FAST_EXP_POLY)
+}
+
+/// `e^x` by `exp`'s reduction with the polynomial `poly` (`1 + r + r² · poly(r)` on the
+/// reduced argument), the steps [`exp_f32`] and [`fast_exp_f32`] share; NaN gives what
+/// the clamp's low end gives.
+fn exp_reduced(x: f32, poly: &[f32]) -> f32 {
+    // Clamped so that 2^n below is two normal halves.
     let c = if x > -104.0 { x } else { -104.0 };
     let c = if c < 89.0 { c } else { 89.0 };
+    // n = round(c / ln 2): adding 1.5 * 2^23 rounds to an integer, exactly.
     let t = c * std::f32::consts::LOG2_E + 12_582_912.0;
     let n = t - 12_582_912.0;
+    // r = c - n ln 2 in two parts (Cody–Waite): n * 0.693359375 is exact.
     let r = c - n * LN2_HI;
     let r = r - n * LN2_LO;
     let z = r * r;
-    let p = horner(&FAST_EXP_POLY, r) * z + r + 1.0;
+    let p = horner(poly, r) * z + r + 1.0;
+    // p * 2^n, as two halves so that a subnormal result rounds once, at the end.
     let k = n as i32;
     let k1 = k / 2;
     p * pow2(k1) * pow2(k - k1)
