@@ -166,8 +166,8 @@ fn histogram() {
     );
 }
 
-/// Window loads (`in(x / 2)` vectorized) from an input exactly as wide as the window needs,
-/// at negative coordinates: the masked load reads nothing past either end.
+/// Quotient loads (`in(x / 2)` vectorized) from an input exactly as wide as the lanes need,
+/// at negative and odd coordinates: the masked load reads nothing past either end.
 fn up_sampling() {
     for lanes in [8, 16, 32] {
         same(

@@ -316,3 +316,63 @@ fn up_sampled_windows_of_every_element_size_give_identical_pixels() {
     check::<f32>(|i| i as f32 * 0.37 - 11.0);
     check::<f64>(|i| f64::from(i) * -1.25 + 3.0);
 }
+
+/// Indices that are an evenly spaced vector divided by a constant (`in(x / 2)`,
+/// `in((x + 1) / 2)`, `in(x / 3)`, `in((2x + 1) / 3)`, `in(x >> 2)`) are loaded from their
+/// first lane with a shuffle worked out from scalars (`h_ldq_`): over outputs that start
+/// at even, odd and negative coordinates (so every remainder of the first lane occurs),
+/// each gives the interpreter's values, and the input is exactly as wide as the last
+/// lane needs, so that a load past it would be caught by the sanitizer run.
+#[test]
+fn quotient_windows_give_identical_pixels_at_every_remainder() {
+    fn run<T: Element>(lanes: i32, out_min: i32, width: i32, fill: fn(i32) -> T, target: &Target) -> (Vec<T>, String) {
+        let input = ImageParam::new(T::TYPE, 1, "coarse_q");
+        let x = Var::new("x");
+        let f = Func::new("fine_q");
+        f.def(
+            x,
+            input.at(x / 2) + input.at((x + 1) / 2) + input.at(x / 3) + input.at((x * 2 + 1) / 3) + input.at(x >> 2),
+        );
+        if lanes > 1 {
+            f.vectorize(x, lanes);
+        }
+        let last = out_min + width - 1;
+        // Every term grows with x: the lowest index is one of theirs at the first lane,
+        // the highest one of theirs at the last.
+        let terms =
+            |x: i32| [x.div_euclid(2), (x + 1).div_euclid(2), x.div_euclid(3), (2 * x + 1).div_euclid(3), x >> 2];
+        let lo = terms(out_min).into_iter().min().unwrap();
+        let hi = terms(last).into_iter().max().unwrap();
+        let img = Buffer::<T>::from_fn(&[hi - lo + 1], |c| fill(c[0] + lo));
+        let mut img = img;
+        img.set_min(&[lo]);
+        let c = Pipeline::new(&[&f]).compile(target).unwrap();
+        let mut out = Buffer::<T>::with_min(&[out_min], &[width]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        c.realize(&args, &mut out).unwrap_or_else(|e| panic!("{e}\n{}", c.lowered_stmt()));
+        (out.into_vec(), c.c_source().unwrap_or_default().to_string())
+    }
+    fn check<T: Element>(fill: fn(i32) -> T) {
+        for (lanes, width) in [(4, 13), (8, 45), (16, 70)] {
+            for out_min in [0, 1, 2, -5, -16] {
+                let (expected, _) = run::<T>(1, out_min, width, fill, &Target::interp());
+                for target in targets_under_test() {
+                    let (got, src) = run::<T>(lanes, out_min, width, fill, &target);
+                    assert!(
+                        got.iter().zip(&expected).all(|(g, e)| common::same_bits(*g, *e)),
+                        "{} x {lanes} from {out_min} on {target}: {got:?} != {expected:?}",
+                        T::TYPE
+                    );
+                    if target == Target::host() {
+                        assert!(src.contains("h_ldq_"), "{} x {lanes}: no quotient load:\n{src}", T::TYPE);
+                    }
+                }
+            }
+        }
+    }
+    check::<u8>(|i| (i * 37).rem_euclid(251) as u8 / 8);
+    check::<i16>(|i| ((i * 1237).rem_euclid(30011) - 15000) as i16 / 8);
+    check::<f32>(|i| i as f32 * 0.37 - 11.0);
+    check::<f64>(|i| f64::from(i) * -1.25 + 3.0);
+}

@@ -244,6 +244,13 @@ pub enum AccessPattern {
         /// The scalars added to or subtracted from it.
         offset: Offset,
     },
+    /// Lane `i` at `⌊(numerator + stride·i) / divisor⌋ + offset` (`f(x / 2)` with `x`
+    /// vectorized, what up-sampling makes), spread over less than one vector: the first
+    /// lane's element and each lane's distance from it follow from scalars, so the access
+    /// is one dense load of the window and one shuffle whose pattern depends only on
+    /// `numerator mod divisor` (invariant in a loop that steps the numerator by a multiple
+    /// of the divisor), with no index vector at all.
+    Quotient(Quotient),
     /// Lanes that never decrease and lie within one vector's width of the first
     /// (`f(x / 2)` with `x` vectorized, what up-sampling makes): one dense load of the
     /// window from the first lane, then a shuffle of it by each lane's offset.
@@ -283,6 +290,9 @@ pub fn classify_access(index: &Expr, lanes: u16, scope: &impl Bindings) -> Acces
     }
     if let Some((narrow, narrow_ty, offset)) = narrow_index(index, scope) {
         return AccessPattern::NarrowIndex { narrow, narrow_ty, offset };
+    }
+    if let Some(q) = quotient(index, scope).filter(|q| q.spread(lanes) < lanes as i64) {
+        return AccessPattern::Quotient(q);
     }
     match lane_spread(index, scope) {
         Some(spread) if spread < lanes as i64 => AccessPattern::Window { spread },
@@ -395,6 +405,87 @@ pub fn lane_spread(e: &Expr, scope: &impl Bindings) -> Option<i64> {
             _ => return None,
         };
         Some(spread)
+    })
+}
+
+/// An index whose lane `i` is `⌊(numerator + stride·i) / divisor⌋ + offset`: an evenly
+/// spaced vector divided by a constant, plus scalars (see [`AccessPattern::Quotient`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quotient {
+    /// The first lane of the dividend.
+    pub numerator: FirstLane,
+    /// The distance between the dividend's lanes (not negative).
+    pub stride: i64,
+    /// The constant divisor (positive); the division rounds down.
+    pub divisor: i64,
+    /// The scalars added to or subtracted from the quotient, in order.
+    pub offset: Offset,
+}
+
+impl Quotient {
+    /// The most that lane `lanes - 1` can lie past lane 0, over every remainder of the
+    /// numerator: `⌊(divisor - 1 + stride·(lanes - 1)) / divisor⌋`.
+    pub fn spread(&self, lanes: u16) -> i64 {
+        let last = self.stride.saturating_mul(lanes as i64 - 1);
+        last.saturating_add(self.divisor - 1) / self.divisor
+    }
+}
+
+/// If the `i32` vector `e` is an evenly spaced vector (not decreasing) divided by a
+/// positive constant or shifted right by one, plus or minus scalars, directly or through
+/// `Let`-bound variables of a [`Shape::Nondecreasing`] shape: its [`Quotient`] form.
+/// Because `⌊(a + s·i) / k⌋ = ⌊a / k⌋ + ⌊(a mod k + s·i) / k⌋`, lane 0 of such an index
+/// is `⌊a / k⌋ + offset` and the lanes' distances from it depend on `a mod k` alone.
+///
+/// ```
+/// use halogen::analysis::access::{quotient, LetScope};
+/// use halogen::{Expr, Type};
+/// let ramp = Expr::ramp(Expr::var(Type::i32(), "x"), Expr::i32(1), 8);
+/// let half = Expr::div(ramp, Expr::broadcast(Expr::i32(2), 8));
+/// let q = quotient(&half, &LetScope::default()).unwrap();
+/// assert_eq!((q.stride, q.divisor, q.spread(8)), (1, 2, 4));
+/// ```
+pub fn quotient(e: &Expr, scope: &impl Bindings) -> Option<Quotient> {
+    stack::guard(|| {
+        if e.ty().element() != Type::i32() || e.ty().is_scalar() {
+            return None;
+        }
+        let divisor = |b: &Expr, shift: bool| match b.kind() {
+            ExprKind::Broadcast { value, .. } => match value.as_int()? {
+                s if shift && (1..31).contains(&s) => Some(1i64 << s),
+                k if !shift && k > 0 => Some(k),
+                _ => None,
+            },
+            _ => None,
+        };
+        match e.kind() {
+            ExprKind::Var { name, .. } => {
+                let facts = scope.facts(name)?;
+                match (facts.shape, &facts.value) {
+                    (Shape::Nondecreasing(_), Some(value)) => quotient(value, scope),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b) => {
+                let divisor = divisor(b, *op == BinOp::Shr)?;
+                let (numerator, stride) = affine(a, scope)?;
+                (stride >= 0).then_some(Quotient { numerator, stride, divisor, offset: Vec::new() })
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                if let Some(u) = uniform_term(b, scope) {
+                    let mut q = quotient(a, scope)?;
+                    q.offset.push((*op, u));
+                    Some(q)
+                } else if let (BinOp::Add, Some(u)) = (op, uniform_term(a, scope)) {
+                    let mut q = quotient(b, scope)?;
+                    q.offset.push((BinOp::Add, u));
+                    Some(q)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
     })
 }
 
@@ -716,7 +807,10 @@ mod tests {
         let half = Expr::div(ramp("x", 1), k(2));
         // (x + 7) / 2 - x / 2 <= 4: at most 4 elements past the first
         assert_eq!(lane_spread(&half, &s), Some(4));
-        assert_eq!(classify_access(&half, 8, &s), AccessPattern::Window { spread: 4 });
+        assert!(matches!(
+            classify_access(&half, 8, &s),
+            AccessPattern::Quotient(Quotient { stride: 1, divisor: 2, .. })
+        ));
         // through a Let, plus a broadcast, clamped, shifted
         s.push_let("h", &Expr::sub(half.clone(), bc("m")));
         assert_eq!(s.facts(&"h".into()).unwrap().shape, Shape::Nondecreasing(4));
@@ -740,6 +834,36 @@ mod tests {
         assert_eq!(lane_spread(&Expr::div(ramp("x", 1), ramp("y", 1)), &s), None);
         assert_eq!(lane_spread(&Expr::div(ramp("x", 1), k(0)), &s), None);
         assert_eq!(classify_access(&reversed, 8, &s), AccessPattern::Gather);
+    }
+
+    #[test]
+    fn quotients_of_evenly_spaced_vectors_know_their_first_lane_and_pattern() {
+        let mut s = LetScope::default();
+        let k = |c: i64| Expr::broadcast(Expr::i32(c), 8);
+        // (x + 1) / 2 through a Let, plus scalars on either side
+        s.push_let("up", &Expr::div(Expr::add(ramp("x", 1), k(1)), k(2)));
+        let e = Expr::add(bc("c"), Expr::sub(vv("up", 8), bc("m")));
+        let q = quotient(&e, &s).unwrap();
+        assert_eq!((q.stride, q.divisor, q.offset.len()), (1, 2, 2));
+        assert!(matches!(q.numerator, FirstLane::Binary(BinOp::Add, ..)));
+        assert!(matches!(classify_access(&e, 8, &s), AccessPattern::Quotient(_)));
+        // a right shift divides by a power of two; 2x / 3 spreads over (2 + 14) / 3 = 5
+        let shifted = Expr::binary(BinOp::Shr, ramp("x", 1), k(2));
+        assert_eq!(quotient(&shifted, &s).map(|q| q.divisor), Some(4));
+        let two_thirds = Expr::div(ramp("x", 2), k(3));
+        assert_eq!(quotient(&two_thirds, &s).map(|q| q.spread(8)), Some(5));
+        // stride 3 over 2 spreads past eight lanes: not a window of this form
+        let wide = Expr::div(ramp("x", 3), k(2));
+        assert_eq!(quotient(&wide, &s).map(|q| q.spread(8)), Some(11));
+        assert!(!matches!(classify_access(&wide, 8, &s), AccessPattern::Quotient(_)));
+        // not quotients: a clamped dividend, a decreasing one, a vector or non-positive
+        // divisor, a vector subtracted
+        let clamped = Expr::div(Expr::min(ramp("x", 1), bc("hi")), k(2));
+        assert_eq!(quotient(&clamped, &s), None);
+        assert_eq!(quotient(&Expr::div(ramp("x", -1), k(2)), &s), None);
+        assert_eq!(quotient(&Expr::div(ramp("x", 1), ramp("y", 1)), &s), None);
+        assert_eq!(quotient(&Expr::div(ramp("x", 1), k(0)), &s), None);
+        assert_eq!(quotient(&Expr::sub(Expr::div(ramp("x", 1), k(2)), ramp("y", 1)), &s), None);
     }
 
     #[test]

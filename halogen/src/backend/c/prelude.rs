@@ -805,6 +805,26 @@ impl Helpers {
         }))
     }
 
+    /// `h_ldq_T(p, r, s, k)`: lane `i` at `p[(r + s·i) / k]`, for `0 <= r < k` and
+    /// `s >= 0` (see [`crate::analysis::access::AccessPattern::Quotient`]). The offsets
+    /// come from the scalars alone, so where `r` does not change in a loop the C
+    /// compiler computes them, and the window's mask, once outside it; each load is then
+    /// one masked load and one permute ([`Helpers::load_window`]), or a gather relative to
+    /// `p` where the type has no permute.
+    pub fn load_quotient(&mut self, t: Type) -> String {
+        let idx = Type::i32().with_lanes(t.lanes);
+        self.helper(format!("h_ldq_{}", mnemonic(t)), |h| {
+            let ld = h.load_window(t).unwrap_or_else(|| h.load(t));
+            let (bc, ramp) = (h.broadcast(idx), h.ramp(idx));
+            let v = h.ty(t);
+            // Both operands are non-negative, so C's truncating division rounds down.
+            format!(
+                "static inline {v} h_ldq_{v}(const {e} *p, int32_t r, int32_t s, int32_t k) {{\n    return {ld}(p, ({bc}(r) + {ramp}(0, s)) / {bc}(k));\n}}\n",
+                e = storage_c(t)
+            )
+        })
+    }
+
     /// `h_ldn_T_I(buf, idx)`: a gather whose indices are a vector of narrow integers
     /// (`idx_t`, 8 or 16 bits), read as they are instead of widened to 32 bits first.
     pub fn load_narrow_index(&mut self, t: Type, idx_t: Type) -> String {

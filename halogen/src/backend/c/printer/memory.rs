@@ -231,6 +231,23 @@ impl Printer {
                     let ld = self.helpers.load_narrow_index(vt, narrow_ty);
                     Ok(format!("{ld}({} + {o}, {i})", b.cname))
                 }
+                AccessPattern::Quotient(q) if !b.elem.is_bool() => {
+                    // Lane 0 at ⌊a / k⌋ + offset, the lanes' distances from it from a mod k,
+                    // for the dividend's first lane a (in 64 bits: it never wraps).
+                    let a = self.first_lane_c(&q.numerator)?;
+                    let k = q.divisor;
+                    let (mut first, rem) = if k & (k - 1) == 0 {
+                        (format!("({a} >> {})", k.trailing_zeros()), format!("(int32_t)({a} & {})", k - 1))
+                    } else {
+                        (format!("h_div_i64({a}, {k})"), format!("(int32_t)h_mod_i64({a}, {k})"))
+                    };
+                    for (op, term) in &q.offset {
+                        let sym = if *op == BinOp::Add { "+" } else { "-" };
+                        first = format!("({first} {sym} {})", self.first_lane_c(term)?);
+                    }
+                    let ld = self.helpers.load_quotient(vt);
+                    Ok(format!("{ld}({} + {first}, {rem}, {}, {k})", b.cname, q.stride))
+                }
                 pattern => {
                     // A window within one vector's width (up-sampling) is one dense load and
                     // a shuffle where the target has both; anything else is a gather.
