@@ -164,7 +164,60 @@ fn cache_missing_compiler_and_compile_errors() {
     assert!(source.contains("int halogen_pipeline("));
     assert!(std::fs::read_to_string(log_file.trim_end_matches(':')).unwrap().contains("this compiler is broken"));
 
+    precompiled_system_headers(&dir);
+
     std::env::remove_var("HALOGEN_CC");
     std::env::remove_var("HALOGEN_CACHE_DIR");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With Clang, the system headers are precompiled once into the cache folder and every
+/// compile reads them from there; a precompiled file the compiler refuses (here: damaged)
+/// costs one compile without it, never a failed compile, and is built again by the next.
+/// Every header a generated file includes is among the precompiled ones.
+fn precompiled_system_headers(dir: &Path) {
+    if !std::process::Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no clang");
+        return;
+    }
+    let log = dir.join("clang-calls.log");
+    let clang = dir.join("clang-wrapper.sh");
+    std::fs::write(&clang, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec clang \"$@\"\n", log.display())).unwrap();
+    std::fs::set_permissions(&clang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::env::set_var("HALOGEN_CC", &clang);
+    std::env::set_var("HALOGEN_CACHE_DIR", dir.join("pch-cache"));
+    let calls = || std::fs::read_to_string(&log).unwrap_or_default();
+    let count = |what: &str| calls().lines().filter(|l| l.contains(what)).count();
+
+    let (input, f) = blur();
+    let c = Pipeline::new(&[&f]).compile(&Target::host()).unwrap();
+    let expected = run(&c, &input);
+    assert_eq!(count("c-header"), 1, "{}", calls());
+    assert_eq!(count("-include-pch"), 1, "{}", calls());
+    let source = c.c_source().unwrap();
+    for include in source.lines().filter(|l| l.trim_start().starts_with("#include")) {
+        assert!(halogen::backend::c::prelude::SYSTEM_HEADERS.contains(include.trim()), "{include} is not precompiled");
+    }
+    // A second pipeline reads the same precompiled headers.
+    let (input4, f4) = blur_vectorized(4);
+    let c4 = Pipeline::new(&[&f4]).compile(&Target::host()).unwrap();
+    assert_eq!(run(&c4, &input4), expected);
+    assert_eq!((count("c-header"), count("-include-pch")), (1, 2), "{}", calls());
+
+    // Damaged: refused, the pipeline compiled without it, and it is rebuilt next time.
+    let pch = std::fs::read_dir(dir.join("pch-cache"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "pch"))
+        .expect("no precompiled headers in the cache");
+    std::fs::write(&pch, b"not a precompiled header").unwrap();
+    let (input16, f16) = blur_vectorized(16);
+    let c16 = Pipeline::new(&[&f16]).compile(&Target::host()).unwrap();
+    assert_eq!(run(&c16, &input16), expected);
+    assert!(!pch.exists(), "the refused precompiled headers were kept");
+    let (input2, f2) = blur_vectorized(2);
+    let c2 = Pipeline::new(&[&f2]).compile(&Target::host()).unwrap();
+    assert_eq!(run(&c2, &input2), expected);
+    assert_eq!(count("c-header"), 2, "{}", calls());
+    assert!(pch.is_file());
 }
