@@ -143,6 +143,9 @@ fn rows(a: &Expr, b: &Expr, t: Type) -> Vec<Expr> {
         back(abs(a)),
         -a,
         a * 3 + b / 2,
+        // Division and remainder by powers of two (shifts and masks for signed vectors).
+        a / 16,
+        a % 8 - b % 2,
         back(c(Type::u8(), a)),
         back(c(Type::i8(), a)),
         back(c(Type::u16(), a)),

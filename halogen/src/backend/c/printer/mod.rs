@@ -640,6 +640,14 @@ impl Dialect for Printer {
                 if positive_constant(b_expr) {
                     if t.is_uint() {
                         format!("({a} {} {b})", if is_div { "/" } else { "%" })
+                    } else if let Some(k) = power_of_two_exponent(b_expr).filter(|k| *k < u32::from(t.bits)) {
+                        // Floor division by 2^k is an arithmetic shift, its remainder the low
+                        // k bits: one instruction where `/` and its correction take several.
+                        if is_div {
+                            format!("({a} >> {k})")
+                        } else {
+                            format!("({a} & {})", (1i64 << k) - 1)
+                        }
                     } else {
                         let f = self.helpers.div_mod_positive(t, is_div);
                         format!("{f}({a}, {b})")
@@ -757,6 +765,15 @@ fn positive_constant(e: &Expr) -> bool {
         Some(v) => v > 0,
         None => false,
     }
+}
+
+/// `k` where `e` (a scalar or a broadcast) is the constant `2^k` with `k >= 1`.
+fn power_of_two_exponent(e: &Expr) -> Option<u32> {
+    let v = match e.kind() {
+        ExprKind::Broadcast { value, .. } => value.as_int(),
+        _ => e.as_int(),
+    }?;
+    (v > 1 && v & (v - 1) == 0).then(|| v.trailing_zeros())
 }
 
 #[cfg(test)]
