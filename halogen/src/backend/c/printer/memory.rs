@@ -5,7 +5,7 @@
 //! [`crate::backend::c::streaming`]).
 
 use super::{internal, Printer, Spelled};
-use crate::analysis::access::{self, classify_access, AccessPattern, FirstLane, InRange, Narrow, Uniform};
+use crate::analysis::access::{self, classify_access, AccessPattern, FirstLane, InRange, Narrow, Offset, Uniform};
 use crate::backend::c::streaming::CACHE_LINE_BYTES;
 use crate::backend::c_like::printer as core;
 use crate::backend::c_like::syntax::{index_symbol, paren, strip_parens};
@@ -31,6 +31,14 @@ impl Printer {
                 }
             },
         )
+    }
+
+    /// `start` with the scalar terms of `offset` added or subtracted in order.
+    fn offset_c(&mut self, start: String, offset: &Offset) -> Result<String> {
+        offset.iter().try_fold(start, |acc, (op, term)| {
+            let sym = if *op == BinOp::Add { "+" } else { "-" };
+            Ok(format!("({acc} {sym} {})", self.first_lane_c(term)?))
+        })
     }
 
     /// The C text of the scalar a uniform vector repeats.
@@ -216,11 +224,7 @@ impl Printer {
                 }
                 AccessPattern::NarrowIndex { narrow, narrow_ty, offset } => {
                     // A lookup table indexed by narrow pixels: gather with those directly.
-                    let mut o = "0".to_string();
-                    for (op, term) in &offset {
-                        let sym = if *op == BinOp::Add { "+" } else { "-" };
-                        o = format!("({o} {sym} {})", self.first_lane_c(term)?);
-                    }
+                    let o = self.offset_c("0".to_string(), &offset)?;
                     let i = match narrow {
                         Narrow::Expr(a) => core::operand(self, &a, lanes)?,
                         Narrow::Let(name) => match &self.lookup_var(&name)?.spelled {
@@ -236,15 +240,12 @@ impl Printer {
                     // for the dividend's first lane a (in 64 bits: it never wraps).
                     let a = self.first_lane_c(&q.numerator)?;
                     let k = q.divisor;
-                    let (mut first, rem) = if k & (k - 1) == 0 {
+                    let (first, rem) = if k & (k - 1) == 0 {
                         (format!("({a} >> {})", k.trailing_zeros()), format!("(int32_t)({a} & {})", k - 1))
                     } else {
                         (format!("h_div_i64({a}, {k})"), format!("(int32_t)h_mod_i64({a}, {k})"))
                     };
-                    for (op, term) in &q.offset {
-                        let sym = if *op == BinOp::Add { "+" } else { "-" };
-                        first = format!("({first} {sym} {})", self.first_lane_c(term)?);
-                    }
+                    let first = self.offset_c(first, &q.offset)?;
                     let ld = self.helpers.load_quotient(vt);
                     Ok(format!("{ld}({} + {first}, {rem}, {}, {k})", b.cname, q.stride))
                 }
