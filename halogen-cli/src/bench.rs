@@ -149,6 +149,34 @@ pub struct Timing {
     pub threads: usize,
     /// `None` unless checked; then "exact", "max rel 1e-7" or the mismatch.
     pub check: Option<String>,
+    /// On a GPU with device buffers: how the run's kernels compare with the memory.
+    pub device: Option<DeviceTiming>,
+}
+
+/// A run on a GPU with its buffers in device memory, against a device-to-device copy
+/// measured in the same process: what a memory-bound pipeline could reach.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceTiming {
+    /// The run's kernels together (fastest run), each from its launch to its end.
+    pub kernel_ms: f64,
+    /// Bytes the pipeline must move at least: its inputs read once, its output written
+    /// once.
+    pub moved_bytes: f64,
+    /// A device-to-device copy of as many bytes (half read, half written): bytes per
+    /// second, read plus written.
+    pub copy_bytes_per_s: f64,
+}
+
+impl DeviceTiming {
+    /// The kernels' bytes per second, counting only the bytes the pipeline must move.
+    pub fn kernel_bytes_per_s(&self) -> f64 {
+        self.moved_bytes / (self.kernel_ms / 1e3).max(1e-12)
+    }
+
+    /// [`DeviceTiming::kernel_bytes_per_s`] as a fraction of the copy's.
+    pub fn of_copy(&self) -> f64 {
+        self.kernel_bytes_per_s() / self.copy_bytes_per_s.max(1e-12)
+    }
 }
 
 impl Timing {
@@ -213,10 +241,10 @@ pub fn time_app(
     };
     let mut out = DynBuffer::zeros(app.output_type(), &app.output_extents(inputs)?)?;
     let mut times = Vec::new();
-    let first = if o.device_buffers {
+    let (first, device) = if o.device_buffers {
         time_on_device(app, &compiled, inputs, &o.target.target(), &o.protocol, &mut times, &mut out)?
     } else {
-        time_runs(&o.protocol, &mut times, || Ok(app.realize_into(&compiled, inputs, &mut out)?))?
+        (time_runs(&o.protocol, &mut times, || Ok(app.realize_into(&compiled, inputs, &mut out)?))?, None)
     };
     let min = times.iter().copied().fold(f64::INFINITY, f64::min);
     let med = median(&mut times);
@@ -246,6 +274,7 @@ pub fn time_app(
             runs: times.len(),
             threads: if o.target.is_interp() { 1 } else { halogen::runtime::thread_pool::num_threads() },
             check,
+            device,
         },
         out,
     ))
@@ -254,7 +283,8 @@ pub fn time_app(
 /// [`time_app`]'s runs with the inputs and output in device memory: the inputs copied up
 /// and the output allocated before the first run, each run's time the `realize` alone
 /// (which waits for its kernels: it reads their error word), the output read back into `out`
-/// at the end. Returns the first run's time.
+/// at the end. Returns the first run's time and, on a GPU, five more runs' fastest kernel
+/// time beside a device-to-device copy of the bytes the pipeline moves.
 fn time_on_device(
     app: &dyn App,
     compiled: &Compiled,
@@ -263,15 +293,35 @@ fn time_on_device(
     protocol: &Protocol,
     times: &mut Vec<f64>,
     out: &mut DynBuffer,
-) -> Result<f64, CliError> {
+) -> Result<(f64, Option<DeviceTiming>), CliError> {
     let mut args = Args::new();
     app.bind(inputs, &mut args)?;
     let uploaded = args.upload(target)?;
     let args = uploaded.args();
     let mut device_out = DynDeviceBuffer::zeros(app.output_type(), &out.extents(), target)?;
     let first = time_runs(protocol, times, || Ok(device_out.realize(compiled, &args)?))?;
+    let device = match halogen::runtime::gpu::target_api(target) {
+        Some(api) => {
+            let mut kernel_s = f64::INFINITY;
+            for _ in 0..5 {
+                let ((), s) = halogen::runtime::gpu::time_kernels(|| device_out.realize(compiled, &args))?;
+                kernel_s = kernel_s.min(s);
+            }
+            if kernel_s == 0.0 {
+                // A schedule without GPU loops launches nothing.
+                *out = device_out.to_host()?;
+                return Ok((first, None));
+            }
+            let bytes = |b: &DynBuffer| b.len() * b.ty().bytes();
+            let moved = inputs.iter().map(bytes).sum::<usize>() + bytes(out);
+            // Half of it read and half written, as the pipeline's own traffic.
+            let copy = halogen::runtime::gpu::copy_bandwidth(api, moved.div_ceil(2), 10)?;
+            Some(DeviceTiming { kernel_ms: kernel_s * 1e3, moved_bytes: moved as f64, copy_bytes_per_s: copy })
+        }
+        None => None,
+    };
     *out = device_out.to_host()?;
-    Ok(first)
+    Ok((first, device))
 }
 
 /// Times `run` as `protocol` says: a first run (its time returned), a second warm-up where
@@ -315,9 +365,12 @@ pub fn json_string(s: &str) -> String {
     o
 }
 
+/// At least six significant digits (small kernel times too), and at least four decimals.
 fn json_number(v: f64) -> String {
     if v.is_finite() {
-        format!("{v:.4}")
+        let magnitude = if v == 0.0 { 0 } else { v.abs().log10().floor() as i32 };
+        let decimals = (5 - magnitude).clamp(4, 15) as usize;
+        format!("{v:.decimals$}")
     } else {
         "null".into()
     }
@@ -330,8 +383,9 @@ fn json_opt(v: Option<f64>) -> String {
 /// The rows as a JSON array of objects. A timed row has `app`, `schedule`, `target`,
 /// `width`, `height` (of the output), `compile_ms` and its alias `jit_first_ms`,
 /// `jit_cached_ms`, `autoschedule_ms` (null where not measured), `first_ms`, `min_ms`,
-/// `median_ms`, `runs`, `threads`, `mpix_per_s` and `check`; a failed row has `app`,
-/// `schedule`, `target` and `error`.
+/// `median_ms`, `runs`, `threads`, `mpix_per_s`, `check`, and, on a GPU with device buffers,
+/// `kernel_ms`, `moved_bytes`, `kernel_gb_per_s`, `copy_gb_per_s` and `of_copy` (null
+/// otherwise); a failed row has `app`, `schedule`, `target` and `error`.
 pub fn to_json(rows: &[Row], target: &TargetArg) -> String {
     let name = target.to_string();
     let target = json_string(&name);
@@ -348,7 +402,8 @@ pub fn to_json(rows: &[Row], target: &TargetArg) -> String {
                 "  {{\"app\": {}, \"schedule\": {}, \"target\": {target}, \"width\": {}, \"height\": {}, \
                  \"compile_ms\": {c}, \"jit_first_ms\": {c}, \"jit_cached_ms\": {}, \"autoschedule_ms\": {}, \
                  \"first_ms\": {}, \"min_ms\": {}, \"median_ms\": {}, \"runs\": {}, \"threads\": {}, \
-                 \"mpix_per_s\": {}, \"check\": {}}}",
+                 \"mpix_per_s\": {}, \"check\": {}, \"kernel_ms\": {}, \"moved_bytes\": {}, \
+                 \"kernel_gb_per_s\": {}, \"copy_gb_per_s\": {}, \"of_copy\": {}}}",
                 json_string(&t.app),
                 json_string(&t.schedule),
                 t.width,
@@ -362,6 +417,11 @@ pub fn to_json(rows: &[Row], target: &TargetArg) -> String {
                 t.threads,
                 json_number(t.mpix_per_s()),
                 t.check.as_deref().map(json_string).unwrap_or_else(|| "null".into()),
+                json_opt(t.device.map(|d| d.kernel_ms)),
+                json_opt(t.device.map(|d| d.moved_bytes)),
+                json_opt(t.device.map(|d| d.kernel_bytes_per_s() / 1e9)),
+                json_opt(t.device.map(|d| d.copy_bytes_per_s / 1e9)),
+                json_opt(t.device.map(|d| d.of_copy())),
                 c = json_number(t.compile_ms),
             ),
         })
@@ -385,6 +445,10 @@ pub fn rows_table(rows: &[Row]) -> String {
         "app", "schedule", "size", "compile ms", "min ms", "median ms", "MP/s", "runs"
     );
     let checked = rows.iter().any(|r| r.result.as_ref().is_ok_and(|t| t.check.is_some()));
+    let on_device = rows.iter().any(|r| r.result.as_ref().is_ok_and(|t| t.device.is_some()));
+    if on_device {
+        s.push_str(&format!(" {:>10} {:>9} {:>9} {:>7}", "kernel ms", "GB/s", "copy GB/s", "of copy"));
+    }
     if checked {
         s.push_str("  check");
     }
@@ -404,6 +468,17 @@ pub fn rows_table(rows: &[Row]) -> String {
                     t.mpix_per_s(),
                     t.runs
                 ));
+                match t.device {
+                    Some(d) => s.push_str(&format!(
+                        " {:>10.3} {:>9.1} {:>9.1} {:>6.0}%",
+                        d.kernel_ms,
+                        d.kernel_bytes_per_s() / 1e9,
+                        d.copy_bytes_per_s / 1e9,
+                        d.of_copy() * 100.0
+                    )),
+                    None if on_device => s.push_str(&format!(" {:>10} {:>9} {:>9} {:>7}", "-", "-", "-", "-")),
+                    None => {}
+                }
                 if let Some(c) = &t.check {
                     s.push_str(&format!("  {c}"));
                 }

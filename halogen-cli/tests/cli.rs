@@ -348,3 +348,53 @@ fn pipeline_files_run_lower_and_bench_like_apps() {
     assert!(err.contains("bad.halogen:2:21: unknown name 'b'"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With buffers in device memory on a GPU target, `bench` times the run's kernels and a
+/// device-to-device copy of the bytes the pipeline must move (its inputs and its output),
+/// and reports the kernels' share of the copy's bandwidth; CPU schedules get nulls.
+#[test]
+fn bench_on_device_buffers_measures_kernels_against_a_copy() {
+    use halogen::runtime::gpu::{device, Api};
+    if let Err(e) = device(Api::OpenCL) {
+        assert!(!std::env::var("HALOGEN_REQUIRE_OPENCL").is_ok_and(|v| v == "1"), "HALOGEN_REQUIRE_OPENCL=1 but {e}");
+        eprintln!("skipping: {e}");
+        return;
+    }
+    let (w, h) = (64, 48);
+    let o = halogen(&[
+        "bench",
+        "transpose",
+        "--size",
+        &format!("{w}x{h}"),
+        "--schedule",
+        "gpu,hand",
+        "--target",
+        "host-opencl",
+        "--device-buffers",
+        "--runs",
+        "2",
+        "--check",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = stdout(&o);
+    let rows: Vec<&str> = json.lines().filter(|l| l.contains("\"app\"")).collect();
+    assert_eq!(rows.len(), 2, "{json}");
+    let app = halogen_apps::create("transpose", &Default::default()).unwrap();
+    let inputs = app.make_inputs(w, h, 42);
+    let out_len: usize = app.output_extents(&inputs).unwrap().iter().map(|&e| e as usize).product();
+    let moved = inputs.iter().map(|b| b.len() * b.ty().bytes()).sum::<usize>() + out_len * app.output_type().bytes();
+    let gpu = rows[0];
+    assert_eq!(field(gpu, "check"), "exact", "{gpu}");
+    assert_eq!(field(gpu, "moved_bytes").parse::<f64>().unwrap(), moved as f64, "{gpu}");
+    let number = |k: &str| field(gpu, k).parse::<f64>().unwrap_or_else(|_| panic!("{k} in {gpu}"));
+    let (kernel_ms, kernel_gb, copy_gb, of_copy) =
+        (number("kernel_ms"), number("kernel_gb_per_s"), number("copy_gb_per_s"), number("of_copy"));
+    assert!(kernel_ms > 0.0 && copy_gb > 0.0, "{gpu}");
+    let expected_gb = moved as f64 / (kernel_ms / 1e3) / 1e9;
+    // The JSON has six significant digits.
+    assert!((kernel_gb - expected_gb).abs() <= 1e-4 * expected_gb, "{gpu}");
+    assert!((of_copy - kernel_gb / copy_gb).abs() <= 1e-4 * of_copy, "{gpu}");
+    // The CPU schedule launches no kernel: nothing to compare.
+    assert_eq!(field(rows[1], "kernel_ms"), "null", "{}", rows[1]);
+}

@@ -117,7 +117,10 @@ fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, general: Stmt, lets: &[(Nam
     };
     let tails: Vec<&VectorTail> =
         tails.into_iter().filter(|t| simplify(&within_lets(&t.condition)).as_int() != Some(0)).collect();
-    if tails.is_empty() || !has_allocation(&s) {
+    // A GPU kernel gets its tile-wide version even without storage: a clamp per row of a
+    // thread's rows keeps them from sharing loads, and the guard is a branch per point.
+    let kernel = has_gpu_threads(&s);
+    if tails.is_empty() || !(kernel || has_allocation(&s)) {
         return s;
     }
     // Simplified inside the enclosing lets, then taken out of them again.
@@ -139,7 +142,7 @@ fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, general: Stmt, lets: &[(Nam
         let fits = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and).map(|c| simplify(&within_lets(&c)));
         return if fits.and_then(|c| c.as_int()) == Some(1) { versions } else { s };
     };
-    if symbolic_sizes(&fast) < symbolic_sizes(&slow) {
+    if kernel || symbolic_sizes(&fast) < symbolic_sizes(&slow) {
         let mut constant_in_fast = ConstantUnrolled::default();
         constant_in_fast.visit_stmt(&fast);
         let slow = Box::new(RollUp { constant_in_fast: constant_in_fast.0 }.mutate_stmt(&slow));
@@ -207,6 +210,13 @@ impl Visitor for Sizes {
         }
         walk_stmt(self, s)
     }
+}
+
+/// True if `s` has a GPU thread loop (it is, or holds, a kernel).
+fn has_gpu_threads(s: &Stmt) -> bool {
+    let mut found = matches!(s, Stmt::For { kind: ForKind::GpuThread, .. });
+    s.for_each_child(|c| found = found || has_gpu_threads(c), |_| {});
+    found
 }
 
 /// True if `s` allocates storage (a producer is computed inside it).

@@ -106,6 +106,13 @@ impl Device for CudaDevice {
             .map_err(|e| driver_error("copying to the host", e))
     }
 
+    unsafe fn copy(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.current()?;
+        // SAFETY: the caller's promise.
+        unsafe { drv::memcpy_dtod_async(dst, src, bytes, std::ptr::null_mut()) }
+            .map_err(|e| driver_error("copying on the device", e))
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.current()?;
         drv::ctx::synchronize().map_err(|e| driver_error("waiting for the device", e))

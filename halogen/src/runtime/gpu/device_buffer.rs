@@ -81,8 +81,15 @@ fn no_gpu(target: &Target) -> Error {
     Error::Target(format!("target '{target}' has no GPU (add opencl or cuda) to keep a buffer on"))
 }
 
-/// The device API of a GPU target.
-pub(crate) fn target_api(target: &Target) -> Option<Api> {
+/// The device API of a GPU target (`None` for a target without `opencl` or `cuda`).
+///
+/// ```
+/// use halogen::prelude::*;
+/// use halogen::runtime::gpu::{target_api, Api};
+/// assert_eq!(target_api(&"host-opencl".parse::<Target>().unwrap()), Some(Api::OpenCL));
+/// assert_eq!(target_api(&Target::host()), None);
+/// ```
+pub fn target_api(target: &Target) -> Option<Api> {
     if target.has_feature(Feature::Cuda) {
         Some(Api::Cuda)
     } else if target.has_feature(Feature::OpenCL) {

@@ -35,12 +35,12 @@ mod cuda;
 pub mod device_buffer;
 mod opencl;
 
-pub use device_buffer::DeviceBuffer;
+pub use device_buffer::{target_api, DeviceBuffer};
 
 use super::ffi::{access, HalogenBuffer, HalogenKernelArg, HalogenKernels, RunContext, DEVICE_DIRTY, HOST_DIRTY};
 use crate::error::{Error, Result};
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// The device API a generated file's kernels are written for.
@@ -110,6 +110,12 @@ pub trait Device: Send + Sync {
     /// # Safety
     /// `dst` is writable for `bytes` bytes, and `mem` holds at least as many.
     unsafe fn read(&self, mem: u64, dst: *mut u8, bytes: usize) -> Result<()>;
+    /// Queues a copy of `bytes` bytes from the start of `src` to the start of `dst`, both
+    /// device memory ([`Device::synchronize`] waits for it).
+    ///
+    /// # Safety
+    /// Both handles came from this device's `malloc` and hold at least `bytes` bytes.
+    unsafe fn copy(&self, dst: u64, src: u64, bytes: usize) -> Result<()>;
     /// Compiles a file's kernels.
     fn build(&self, source: &str) -> Result<Box<dyn Module>>;
     /// Waits until everything queued on the device has finished.
@@ -132,6 +138,75 @@ fn timed<T>(what: impl FnOnce() -> String, f: impl FnOnce() -> Result<T>) -> Res
     let r = f();
     eprintln!("halogen gpu: {} {:.3} ms", what(), start.elapsed().as_secs_f64() * 1e3);
     r
+}
+
+/// Whether [`time_kernels`] is timing launches, and the nanoseconds its kernels took.
+static KERNEL_TIMING: AtomicBool = AtomicBool::new(false);
+static KERNEL_NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f` with every kernel launch waiting for its kernel, and returns what `f` returned
+/// with the seconds the kernels took together (each from its launch to the end of its
+/// wait): a run's time on the device without its host work, launch gaps and final copies,
+/// comparable with [`copy_bandwidth`]'s copies. For benchmarks: the count is the process's,
+/// so runs on other threads at the same time add theirs.
+///
+/// ```
+/// use halogen::runtime::gpu::time_kernels;
+/// // Nothing launched, nothing counted.
+/// let (v, seconds) = time_kernels(|| Ok(7)).unwrap();
+/// assert_eq!((v, seconds), (7, 0.0));
+/// ```
+pub fn time_kernels<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
+    KERNEL_NANOS.store(0, Ordering::SeqCst);
+    KERNEL_TIMING.store(true, Ordering::SeqCst);
+    let r = f();
+    KERNEL_TIMING.store(false, Ordering::SeqCst);
+    Ok((r?, KERNEL_NANOS.load(Ordering::SeqCst) as f64 * 1e-9))
+}
+
+/// The bytes per second (read plus written) of the fastest of `runs` device-to-device
+/// copies of `bytes` bytes on the device of `api`, each timed from its start to the end of
+/// a wait for it: the yardstick a memory-bound pipeline's kernels are measured against
+/// (`halogen bench --device-buffers`). `Err` where the device cannot be opened or the memory
+/// cannot be had.
+///
+/// ```
+/// use halogen::runtime::gpu::{copy_bandwidth, Api};
+/// match copy_bandwidth(Api::OpenCL, 1 << 20, 3) {
+///     Ok(bytes_per_second) => assert!(bytes_per_second > 0.0),
+///     Err(e) => assert!(e.to_string().contains("OpenCL"), "{e}"),
+/// }
+/// ```
+pub fn copy_bandwidth(api: Api, bytes: usize, runs: usize) -> Result<f64> {
+    let dev = device(api)?;
+    let bytes = bytes.max(1);
+    let src = dev.malloc(bytes)?;
+    let dst = match dev.malloc(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            // SAFETY: just allocated, not used.
+            unsafe { dev.free(src) };
+            return Err(e);
+        }
+    };
+    let timed_copy = || -> Result<f64> {
+        let start = std::time::Instant::now();
+        // SAFETY: both hold `bytes` bytes.
+        unsafe { dev.copy(dst, src, bytes)? };
+        dev.synchronize()?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    // Two copies to warm up (first touches of the memory), then the timed ones.
+    let best = (0..runs.max(1) + 2)
+        .map(|_| timed_copy())
+        .collect::<Result<Vec<f64>>>()
+        .map(|t| t.into_iter().skip(2).fold(f64::INFINITY, f64::min));
+    // SAFETY: allocated above; the copies have finished (or failed).
+    unsafe {
+        dev.free(src);
+        dev.free(dst);
+    }
+    Ok(2.0 * bytes as f64 / best?.max(1e-9))
 }
 
 /// A file's compiled kernels on one device.
@@ -355,18 +430,27 @@ unsafe fn launch(
     values.push(KernelArg::Memory(error_word));
     let blocks = [blocks[0] as usize, blocks[1] as usize, blocks[2] as usize];
     let threads = [threads[0] as usize, threads[1] as usize, threads[2] as usize];
+    let timing = KERNEL_TIMING.load(Ordering::Relaxed);
+    if timing {
+        // The kernel's own time, not the work queued before it.
+        dev.synchronize()?;
+    }
+    let start = std::time::Instant::now();
     timed(
         || format!("kernel {name}"),
         || {
             // SAFETY: the arguments follow the kernel's parameters (both printed from one
             // IR), and the pipeline's bounds checks keep every access inside the buffers.
             unsafe { module.launch(&name, blocks, threads, &values)? };
-            if profiling() {
+            if profiling() || timing {
                 dev.synchronize()?;
             }
             Ok(())
         },
     )?;
+    if timing {
+        KERNEL_NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::SeqCst);
+    }
     for a in args.iter().filter(|a| !a.buffer.is_null() && a.access & access::WRITE != 0) {
         // SAFETY: as above.
         let b = unsafe { &mut *a.buffer };

@@ -6,7 +6,9 @@
 
 use super::{Device, KernelArg, Module};
 use crate::error::{Error, Result};
-use opencl3::command_queue::{enqueue_nd_range_kernel, enqueue_read_buffer, enqueue_write_buffer, CommandQueue};
+use opencl3::command_queue::{
+    enqueue_copy_buffer, enqueue_nd_range_kernel, enqueue_read_buffer, enqueue_write_buffer, CommandQueue,
+};
 use opencl3::context::Context;
 use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::error_codes::ClError;
@@ -114,6 +116,24 @@ impl Device for OpenClDevice {
         }
         .map(release)
         .map_err(|e| cl_error("copying to the host", ClError(e)))
+    }
+
+    unsafe fn copy(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        // SAFETY: the caller's promise: both are buffers of this context holding `bytes`.
+        unsafe {
+            enqueue_copy_buffer(
+                self.queue.get(),
+                src as usize as cl_mem,
+                dst as usize as cl_mem,
+                0,
+                0,
+                bytes,
+                0,
+                std::ptr::null(),
+            )
+        }
+        .map(release)
+        .map_err(|e| cl_error("copying on the device", ClError(e)))
     }
 
     fn synchronize(&self) -> Result<()> {
