@@ -13,8 +13,9 @@
 //!   code of the pipeline reads it ([`access::HOST_READS`]), so host code never reads a stale
 //!   copy and a chain of GPU stages never goes through the host;
 //! - at the end of the run ([`finish_run`]), device-dirty entry buffers (the outputs) are
-//!   copied back, every device copy made during the run is released, and a check that
-//!   failed inside a kernel becomes the run's error.
+//!   copied back, every device copy made during the run goes back to a pool of device
+//!   memory that later runs take from ([`release_cached_memory`] empties it), and a check
+//!   that failed inside a kernel becomes the run's error.
 //!
 //! Each generated file's kernels are compiled once, on first launch, and the compiled module
 //! is kept in the file's `struct halogen_kernels` for every later run. The device APIs are
@@ -39,9 +40,10 @@ pub use device_buffer::{target_api, DeviceBuffer};
 
 use super::ffi::{access, HalogenBuffer, HalogenKernelArg, HalogenKernels, RunContext, DEVICE_DIRTY, HOST_DIRTY};
 use crate::error::{Error, Result};
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The device API a generated file's kernels are written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -258,8 +260,121 @@ pub fn compile_cuda(source: &str, capability: u32) -> Result<Vec<u8>> {
 /// the error word its kernels report failed checks in.
 #[derive(Debug, Default)]
 pub struct RunState {
-    allocations: Vec<(Api, u64)>,
+    /// Device memory the run took from [`pooled_malloc`], with its size class.
+    allocations: Vec<(Api, u64, usize)>,
     error_word: Option<(Api, u64, usize)>,
+}
+
+/// Device memory that runs released, kept for later runs: allocating and freeing device
+/// memory costs tens of microseconds each and waits for the device, more than a small
+/// kernel takes, and a pipeline's intermediates are the same sizes run after run. Memory
+/// goes back to the pool by size class ([`size_class`]); at most [`POOL_LIMIT`] bytes wait
+/// in it, and all of it is freed when an allocation fails or
+/// [`release_cached_memory`] is called. A block taken from the pool is only touched by work
+/// queued after the work that used it before (one in-order queue per device), so reuse
+/// needs no wait.
+struct MemoryPool {
+    idle: HashMap<(Api, usize), Vec<u64>>,
+    idle_bytes: usize,
+}
+
+/// The most bytes of device memory [`MemoryPool`] keeps idle.
+const POOL_LIMIT: usize = 1 << 30;
+
+fn pool() -> std::sync::MutexGuard<'static, MemoryPool> {
+    static POOL: OnceLock<Mutex<MemoryPool>> = OnceLock::new();
+    let m = POOL.get_or_init(|| Mutex::new(MemoryPool { idle: HashMap::new(), idle_bytes: 0 }));
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The size an allocation of `bytes` bytes is made with, so that requests of nearly the
+/// same size share blocks: a power of two up to 64 KiB, above it a multiple of a sixteenth
+/// of the next power of two (less than 12.5% more than asked for).
+fn size_class(bytes: usize) -> usize {
+    let bytes = bytes.max(256);
+    let pow2 = bytes.next_power_of_two();
+    if pow2 <= 1 << 16 {
+        pow2
+    } else {
+        let step = pow2 / 16;
+        bytes.div_ceil(step) * step
+    }
+}
+
+/// Device memory of at least `bytes` bytes, from the pool or new; returns the handle and
+/// its size class (what [`recycle`] takes back).
+fn pooled_malloc(api: Api, dev: &dyn Device, bytes: usize) -> Result<(u64, usize)> {
+    let class = size_class(bytes);
+    {
+        let mut pool = pool();
+        if let Some(mem) = pool.idle.get_mut(&(api, class)).and_then(Vec::pop) {
+            pool.idle_bytes -= class;
+            return Ok((mem, class));
+        }
+    }
+    match dev.malloc(class) {
+        Ok(mem) => Ok((mem, class)),
+        Err(_) => {
+            // Idle blocks of other sizes may be what the device lacks.
+            release_cached_memory();
+            Ok((dev.malloc(class)?, class))
+        }
+    }
+}
+
+/// Gives memory from [`pooled_malloc`] back, to the pool or (past [`POOL_LIMIT`]) to the
+/// device.
+///
+/// # Safety
+/// `mem` came from `pooled_malloc(api, ..)` with size class `class` and is not used again
+/// by the caller; work already queued on it may still run.
+unsafe fn recycle(api: Api, mem: u64, class: usize) {
+    let mut pool = pool();
+    if pool.idle_bytes + class <= POOL_LIMIT {
+        pool.idle.entry((api, class)).or_default().push(mem);
+        pool.idle_bytes += class;
+        return;
+    }
+    drop(pool);
+    if let Ok(dev) = device(api) {
+        // SAFETY: the caller's promise.
+        unsafe { dev.free(mem) };
+    }
+}
+
+/// Bytes of device memory that finished runs left idle for later ones (see
+/// [`release_cached_memory`]).
+///
+/// ```
+/// halogen::runtime::gpu::release_cached_memory();
+/// assert_eq!(halogen::runtime::gpu::cached_memory_bytes(), 0);
+/// ```
+pub fn cached_memory_bytes() -> usize {
+    pool().idle_bytes
+}
+
+/// Frees the device memory that finished runs left for later ones (see how `realize` keeps
+/// it: intermediates and their like, at most 1 GiB). For a process that is done with the
+/// GPU, or that needs the memory for something else.
+///
+/// ```
+/// // Nothing to free where nothing ran: a no-op.
+/// halogen::runtime::gpu::release_cached_memory();
+/// ```
+pub fn release_cached_memory() {
+    let idle = {
+        let mut pool = pool();
+        pool.idle_bytes = 0;
+        std::mem::take(&mut pool.idle)
+    };
+    for ((api, _), blocks) in idle {
+        if let Ok(dev) = device(api) {
+            for mem in blocks {
+                // SAFETY: idle blocks belong to the pool alone.
+                unsafe { dev.free(mem) };
+            }
+        }
+    }
 }
 
 /// Bytes of one element of `b` (a bool takes a byte).
@@ -388,8 +503,8 @@ unsafe fn launch(
     let error_word = match state.error_word {
         Some((a, mem, _)) if a == api => mem,
         _ => {
-            let mem = dev.malloc(4)?;
-            state.allocations.push((api, mem));
+            let (mem, class) = pooled_malloc(api, dev, 4)?;
+            state.allocations.push((api, mem, class));
             // SAFETY: `mem` holds 4 bytes.
             unsafe { dev.write(mem, [0u8; 4].as_ptr(), 4)? };
             state.error_word = Some((api, mem, kernels as *mut HalogenKernels as usize));
@@ -415,8 +530,9 @@ unsafe fn launch(
         }
         let fresh = b.device == 0;
         if fresh {
-            b.device = timed(|| format!("malloc {bytes} B"), || dev.malloc(bytes.max(1)))?;
-            state.allocations.push((api, b.device));
+            let (mem, class) = timed(|| format!("malloc {bytes} B"), || pooled_malloc(api, dev, bytes))?;
+            b.device = mem;
+            state.allocations.push((api, mem, class));
         }
         let host_newer =
             b.host_dirty() || a.access & access::HOST_WRITES != 0 || (fresh && a.access & access::HOST_DATA != 0);
@@ -485,12 +601,10 @@ pub unsafe extern "C" fn halogen_gpu_release(ctx: *mut c_void, buf: *mut Halogen
         return;
     }
     let mut state = run.gpu_state();
-    if let Some(i) = state.allocations.iter().position(|&(_, m)| m == b.device) {
-        let (api, mem) = state.allocations.swap_remove(i);
-        if let Ok(dev) = device(api) {
-            // SAFETY: made by this run, and the buffer's storage ends here.
-            unsafe { dev.free(mem) };
-        }
+    if let Some(i) = state.allocations.iter().position(|&(_, m, _)| m == b.device) {
+        let (api, mem, class) = state.allocations.swap_remove(i);
+        // SAFETY: made by this run, and the buffer's storage ends here.
+        unsafe { recycle(api, mem, class) };
     }
     b.device = 0;
     b.flags &= !DEVICE_DIRTY;
@@ -511,7 +625,7 @@ pub(crate) unsafe fn finish_run(run: &RunContext, buffers: &[*mut HalogenBuffer]
     for &p in buffers {
         // SAFETY: the caller's promise.
         let b = unsafe { &mut *p };
-        let Some(&(api, _)) = state.allocations.iter().find(|&&(_, m)| m == b.device && b.device != 0) else {
+        let Some(&(api, ..)) = state.allocations.iter().find(|&&(_, m, _)| m == b.device && b.device != 0) else {
             continue;
         };
         if b.device_dirty() {
@@ -551,11 +665,9 @@ pub(crate) unsafe fn finish_run(run: &RunContext, buffers: &[*mut HalogenBuffer]
             first_error.get_or_insert(Error::Runtime(message));
         }
     }
-    for (api, mem) in state.allocations.drain(..) {
-        if let Ok(dev) = device(api) {
-            // SAFETY: made by this run, which has ended.
-            unsafe { dev.free(mem) };
-        }
+    for (api, mem, class) in state.allocations.drain(..) {
+        // SAFETY: made by this run, which has ended.
+        unsafe { recycle(api, mem, class) };
     }
     first_error.map_or(Ok(()), Err)
 }
@@ -572,4 +684,26 @@ pub(crate) fn keep_failed_source(extension: &str, source: &str, log: &str) -> St
         .and_then(|_| std::fs::write(&src, source))
         .and_then(|_| std::fs::write(dir.join(format!("{stem}.log")), log));
     src.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_cover_the_request_with_little_to_spare() {
+        let mut last = 0;
+        for bytes in (1..300_000).step_by(37).chain([1 << 20, (1 << 20) + 1, 3 << 28, usize::MAX >> 8]) {
+            let class = size_class(bytes);
+            assert!(class >= bytes && class >= last, "{bytes} -> {class}");
+            if bytes > 1 << 16 {
+                assert!(class - bytes < bytes / 8, "{bytes} -> {class}");
+            } else {
+                assert!(class.is_power_of_two(), "{bytes} -> {class}");
+            }
+            last = class;
+        }
+        // Nearly equal sizes share a class.
+        assert_eq!(size_class(1_000_000), size_class(1_000_100));
+    }
 }
