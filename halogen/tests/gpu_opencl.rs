@@ -135,3 +135,46 @@ fn atomic_updates_scatter_on_gpu_threads() {
     let e = common::compile_error(&target, &twice);
     assert!(e.contains("atomic(): the update must add to the point it writes"), "{e}");
 }
+
+/// A running sum (an update whose iterations depend on each other) on one GPU thread,
+/// between stages on GPU blocks: the same values as the interpreter, with the data on the
+/// device throughout; `gpu_single_thread` beside other GPU loops of the stage is an error.
+#[test]
+fn a_scan_runs_in_a_single_gpu_thread_between_gpu_stages() {
+    let Some(target) = opencl_target() else { return };
+    let (i, io, ii) = (Var::new("i"), Var::new("io"), Var::new("ii"));
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let r = RDom::new(&[(Expr::from(1), Expr::from(99))]);
+    let (doubled, sums, out) = (Func::new("doubled"), Func::new("sums"), Func::new("out"));
+    doubled.def(i, input.at(i) * 2);
+    sums.def(i, doubled.at(i));
+    sums.update(r.x(), sums.at(r.x() - 1) + sums.at(r.x()));
+    out.def(i, sums.at(i) - sums.at(99 - i));
+    let schedule = || {
+        doubled.compute_root().gpu_tile_1d(i, io, ii, 32);
+        sums.compute_root().gpu_single_thread();
+        sums.update_stage(0).gpu_single_thread();
+        out.gpu_tile_1d(i, io, ii, 16);
+    };
+    let data = Buffer::<i32>::from_fn(&[100], |c| (c[0] * 37 + 11) % 101 - 50);
+    let mut args = Args::new();
+    args.image(&input, &data);
+    let expected = common::realize::<i32>(&Target::interp(), &out, &args, &[0], &[100]);
+    schedule();
+    let compiled = Pipeline::new(&[&out]).compile(&target).unwrap();
+    let nest = compiled.lowered_stmt().to_string();
+    for stage in ["s0", "s1"] {
+        let (block, thread) =
+            (format!("gpu_block (sums.{stage}.__block_id_x"), format!("gpu_thread (sums.{stage}.__thread_id_x"));
+        assert!(nest.contains(&block) && nest.contains(&thread), "sums.{stage} on one GPU thread:\n{nest}");
+    }
+    let mut got = Buffer::<i32>::new(&[100]);
+    compiled.realize(&args, &mut got).unwrap();
+    assert_same_pixels(&got, &expected, "scan on one GPU thread");
+
+    let s = Func::new("s");
+    s.def(i, i);
+    s.gpu_tile_1d(i, io, ii, 8).gpu_single_thread();
+    let e = common::compile_error(&target, &s);
+    assert!(e.contains("gpu_single_thread() runs the stage in one GPU thread, but it also has gpu_threads(ii)"), "{e}");
+}

@@ -778,6 +778,17 @@ impl Func {
         self
     }
 
+    /// Run the pure definition's loops one after another in a single GPU thread (Halide's
+    /// `gpu_single_thread`): a kernel of one block of one thread. Slow for anything large,
+    /// but a small stage between GPU stages (a histogram's running sum) then keeps its data
+    /// on the device instead of sending it to the host and back. See
+    /// [`Stage::gpu_single_thread`].
+    #[track_caller]
+    pub fn gpu_single_thread(&self) -> &Func {
+        self.pure_stage().gpu_single_thread();
+        self
+    }
+
     /// Split loop `var` across the ranks of a distributed run (the target needs the `mpi`
     /// feature).
     #[track_caller]
@@ -1072,6 +1083,32 @@ impl Stage {
                 return Err("a pure definition writes each point once; atomic() applies to updates".into());
             }
             s.atomic = true;
+            Ok(())
+        })
+    }
+
+    /// Run this stage's loops one after another in a single GPU thread: a kernel of one
+    /// block of one thread around the whole stage (Halide's `gpu_single_thread`). Its loops
+    /// stay serial, so an update over reduction variables that depend on each other (a
+    /// running sum) runs on the device in order. The stage must have no other GPU loops,
+    /// and the target needs a GPU feature.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (i, r) = (Var::new("i"), RDom::new(&[(Expr::from(1), Expr::from(255))]));
+    /// let cdf = Func::new("cdf");
+    /// cdf.def(i, i);
+    /// cdf.update(r.x(), cdf.at(r.x() - 1) + cdf.at(r.x()));
+    /// cdf.compute_root().gpu_single_thread();
+    /// cdf.update_stage(0).gpu_single_thread();
+    /// let c = Pipeline::new(&[&cdf]).compile(&"host-opencl".parse().unwrap()).unwrap();
+    /// let text = c.lowered_stmt().to_string();
+    /// assert!(text.contains("gpu_block (cdf.s1.__block_id_x") && text.contains("gpu_thread (cdf.s1.__thread_id_x"), "{text}");
+    /// ```
+    #[track_caller]
+    pub fn gpu_single_thread(&self) -> &Stage {
+        self.with_schedule("gpu_single_thread", Location::caller(), |s| {
+            s.single_gpu_thread = true;
             Ok(())
         })
     }

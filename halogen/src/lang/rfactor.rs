@@ -389,7 +389,7 @@ impl Stage {
         update.args = pure;
         update.values = vec![merged];
         update.rdom = Some(merge_domain);
-        update.schedule = StageSchedule { splits: Vec::new(), dims, touched: true, atomic: false };
+        update.schedule = StageSchedule { splits: Vec::new(), dims, touched: true, ..StageSchedule::default() };
         Ok(intm)
     }
 }

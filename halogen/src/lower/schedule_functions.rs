@@ -335,6 +335,21 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
             body: Box::new(body),
         };
     }
+    if sched.single_gpu_thread {
+        if let Some(d) = sched.dims.iter().find(|d| matches!(d.kind, ForKind::GpuBlock | ForKind::GpuThread)) {
+            let word = if d.kind == ForKind::GpuBlock { "gpu_blocks" } else { "gpu_threads" };
+            return Err(Error::Schedule(format!(
+                "{what}: gpu_single_thread() runs the stage in one GPU thread, but it also has {word}({})",
+                d.var
+            )));
+        }
+        // Halide's names for the two loops of one iteration.
+        for (var, kind) in [("__thread_id_x", ForKind::GpuThread), ("__block_id_x", ForKind::GpuBlock)] {
+            let loop_name: Name = format!("{prefix}{var}").into();
+            loops.insert(loop_name.clone(), LoopInfo { func: f.name.clone(), stage: k, short: var.into() });
+            body = Stmt::for_loop(loop_name, c(0), c(1), kind, body);
+        }
+    }
     Ok(body)
 }
 

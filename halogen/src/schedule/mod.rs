@@ -82,6 +82,10 @@ pub struct StageSchedule {
     /// The update's read-modify-writes are atomic (`Stage::atomic`): its GPU loops may run
     /// iterations that write the same point at once.
     pub atomic: bool,
+    /// `gpu_single_thread()`: the stage's loops run one after another in a kernel of one
+    /// block of one thread, so that a small stage between GPU stages keeps its data on the
+    /// device.
+    pub single_gpu_thread: bool,
 }
 
 /// Where a Func is computed and stored, and how its storage is laid out.

@@ -56,6 +56,7 @@ const SIGNATURES: &[(&str, &[&str])] = &[
     // The Rust API's name of the 1-D form, as auto-schedules print it.
     ("gpu_tile_1d", &["vvvn"]),
     ("atomic", &[""]),
+    ("gpu_single_thread", &[""]),
 ];
 
 /// Only updates have these.
@@ -302,6 +303,9 @@ impl Directive {
             }
             "gpu_tile" => {
                 s.gpu_tile_3d([v(0), v(1), v(2)], [v(3), v(4), v(5)], [v(6), v(7), v(8)], [n(9)?, n(10)?, n(11)?]);
+            }
+            "gpu_single_thread" => {
+                s.gpu_single_thread();
             }
             "atomic" => {
                 s.atomic();

@@ -147,6 +147,13 @@ fn gpu_directives_schedule_a_text_pipeline_for_a_gpu() {
     p.apply_schedule("s").unwrap();
     let lowered = crate::lower::lower(&[p.output().func_ref().clone()], &target).unwrap().stmt.to_string();
     assert!(lowered.contains("gpu_block (f.s0.z.zo") && lowered.contains("gpu_thread (f.s0.z.zi"), "{lowered}");
+
+    let scan = "input a : i32[1]\nrdom r = [1, 9]\nc(i) = a(i)\nc(r.x) += c(r.x - 1)\noutput c\n\
+                schedule s { c.gpu_single_thread()\n c.update(0).gpu_single_thread() }";
+    let p = parse_pipeline(scan, "t.halogen").unwrap();
+    p.apply_schedule("s").unwrap();
+    let lowered = crate::lower::lower(&[p.output().func_ref().clone()], &target).unwrap().stmt.to_string();
+    assert!(lowered.contains("gpu_thread (c.s1.__thread_id_x"), "{lowered}");
 }
 
 #[test]
