@@ -321,6 +321,12 @@ fn build(
     Ok(so)
 }
 
+/// The flags for compiling to an object file (or a precompiled header): all but
+/// `-shared`, which only linking takes.
+fn object_flags(flags: &[String]) -> Vec<&String> {
+    flags.iter().filter(|f| *f != "-shared").collect()
+}
+
 /// The precompiled system headers ([`crate::backend::c::prelude::SYSTEM_HEADERS`]) for
 /// `cc` (of version `version`) with `flags`, built into `dir` the first time they are
 /// asked for and reused by every later compile, in this process and others: parsing
@@ -333,7 +339,7 @@ fn precompiled_headers(cc: &[String], version: &str, flags: &[String], dir: &Pat
     if !version.contains("clang version") || sanitize_enabled() {
         return None;
     }
-    let flags: Vec<&String> = flags.iter().filter(|f| *f != "-shared").collect();
+    let flags = object_flags(flags);
     let flags_text = flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" ");
     let key = digest(&[SYSTEM_HEADERS, &cc.join(" "), version, &flags_text, machine()]);
     // Held while building: the other threads' compiles wait for the headers, not redo them.
@@ -449,7 +455,7 @@ fn build_units(
     so: &Path,
     cores: usize,
 ) -> Result<Option<Failure>> {
-    let compile_flags: Vec<&String> = flags.iter().filter(|f| *f != "-shared").collect();
+    let compile_flags = object_flags(flags);
     let paths: Vec<(PathBuf, PathBuf)> = (0..units.len())
         .map(|i| (dir.join(format!("{stem}.unit{i}.c")), dir.join(format!("{stem}.unit{i}.o"))))
         .collect();

@@ -93,8 +93,13 @@ fn without_tails(s: &Stmt) -> Stmt {
 }
 
 /// `if (conditions) { s without the tails } else { s }`, or `s` without tails.
+/// The conjunction of the tails' conditions: where it holds, none of their clamps fires.
+fn all_fit(tails: &[&VectorTail]) -> Option<Expr> {
+    tails.iter().map(|t| t.condition.clone()).reduce(Expr::and)
+}
+
 fn specialize(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
-    let Some(condition) = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and) else { return s };
+    let Some(condition) = all_fit(&tails) else { return s };
     let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
     Stmt::IfThenElse { condition, then_case: Box::new(fast), else_case: Some(Box::new(s)) }
 }
@@ -124,7 +129,7 @@ fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, general: Stmt, lets: &[(Nam
         return s;
     }
     // Simplified inside the enclosing lets, then taken out of them again.
-    let condition = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and).expect("at least one tail");
+    let Some(condition) = all_fit(&tails) else { return s };
     let tile_wide = simplify_guards(Assume { tails: tails.clone() }.mutate_stmt(&s));
     let both = Stmt::IfThenElse { condition, then_case: Box::new(tile_wide), else_case: Some(Box::new(general)) };
     let wrapped = lets.iter().rev().fold(both, |body, (name, value)| Stmt::let_stmt(name.clone(), value.clone(), body));
@@ -139,7 +144,7 @@ fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, general: Stmt, lets: &[(Nam
     let Stmt::IfThenElse { condition, then_case: fast, else_case: Some(slow) } = versions else {
         // The condition was decided: where every split always fits, the version without
         // clamps is the nest.
-        let fits = tails.iter().map(|t| t.condition.clone()).reduce(Expr::and).map(|c| simplify(&within_lets(&c)));
+        let fits = all_fit(&tails).map(|c| simplify(&within_lets(&c)));
         return if fits.and_then(|c| c.as_int()) == Some(1) { versions } else { s };
     };
     if kernel || symbolic_sizes(&fast) < symbolic_sizes(&slow) {

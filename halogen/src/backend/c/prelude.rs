@@ -1170,19 +1170,25 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
         })
     }
 
-    /// `h_vatanf_T(x)`: `h_atanf` on every lane of the `f32` vector type `t`.
-    pub fn atan_f32(&mut self, t: Type) -> String {
-        self.helper(format!("h_vatanf_{}", mnemonic(t)), |h| {
+    /// `h_v<name>_T(x)`: a one-argument float function on every lane of the `f32` vector
+    /// type `t`, its C body (which sets `y`) written by `body` from the type's names.
+    fn unary_f32(&mut self, t: Type, name: &str, body: impl FnOnce(&FloatC) -> String) -> String {
+        self.helper(format!("h_v{name}_{}", mnemonic(t)), |h| {
             let fc = Self::float_c(h, t);
-            let v = &fc.v;
+            let v = fc.v.clone();
+            let body = body(&fc);
             format!(
-                "static inline {v} h_vatanf_{v}({v} x) {{
-{}    return y;
+                "static inline {v} h_v{name}_{v}({v} x) {{
+{body}    return y;
 }}
-",
-                atan_body(&fc)
+"
             )
         })
+    }
+
+    /// `h_vatanf_T(x)`: `h_atanf` on every lane of the `f32` vector type `t`.
+    pub fn atan_f32(&mut self, t: Type) -> String {
+        self.unary_f32(t, "atanf", atan_body)
     }
 
     /// `h_vatan2f_T(y, x)`: `h_atan2f` on every lane of the `f32` vector type `t`.
@@ -1204,48 +1210,22 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
 
     /// `h_vtanhf_T(x)`: `h_tanhf` on every lane of the `f32` vector type `t`.
     pub fn tanh_f32(&mut self, t: Type) -> String {
-        self.helper(format!("h_vtanhf_{}", mnemonic(t)), |h| {
-            let exp = h.exp_f32(t);
-            let fc = Self::float_c(h, t);
-            let v = &fc.v;
-            format!(
-                "static inline {v} h_vtanhf_{v}({v} x) {{
-{}    return y;
-}}
-",
-                tanh_body(&fc, &exp)
-            )
-        })
+        // Named first, so that its definition comes before the vector types' helpers.
+        let exp = self.exp_f32(t);
+        self.unary_f32(t, "tanhf", |fc| tanh_body(fc, &exp))
     }
 
     /// `h_vfast_expf_T(x)`: `h_fast_expf` on every lane of the `f32` vector type `t`.
     pub fn fast_exp_f32(&mut self, t: Type) -> String {
-        self.helper(format!("h_vfast_expf_{}", mnemonic(t)), |h| {
-            let fc = Self::float_c(h, t);
+        self.unary_f32(t, "fast_expf", |fc| {
             let v = fc.v.clone();
-            let body = fast_exp_body(&fc, &|k| format!("({v})(({k} + 127) << 23)"));
-            format!(
-                "static inline {v} h_vfast_expf_{v}({v} x) {{
-{body}    return y;
-}}
-"
-            )
+            fast_exp_body(fc, &|k| format!("({v})(({k} + 127) << 23)"))
         })
     }
 
     /// `h_vfast_logf_T(x)`: `h_fast_logf` on every lane of the `f32` vector type `t`.
     pub fn fast_log_f32(&mut self, t: Type) -> String {
-        self.helper(format!("h_vfast_logf_{}", mnemonic(t)), |h| {
-            let fc = Self::float_c(h, t);
-            let v = &fc.v;
-            format!(
-                "static inline {v} h_vfast_logf_{v}({v} x) {{
-{}    return y;
-}}
-",
-                fast_log_body(&fc)
-            )
-        })
+        self.unary_f32(t, "fast_logf", fast_log_body)
     }
 
     /// `h_vfast_powf_T(x, y)`: `h_fast_powf` on every lane of the `f32` vector type `t`.
