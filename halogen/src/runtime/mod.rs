@@ -6,6 +6,7 @@
 //! [`Buffer`] is the dense, owned pixel storage users pass in and out of pipelines;
 //! [`RawBuffer`] and [`RawBufferMut`] are its type-erased views for the back ends.
 
+pub mod block_cache;
 pub mod buffer;
 pub mod config;
 pub mod device;

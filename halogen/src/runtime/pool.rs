@@ -20,6 +20,7 @@
 //! assert_eq!(pool::cached_bytes(), 0);
 //! ```
 
+use super::block_cache::BlockCache;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
@@ -31,19 +32,19 @@ pub const POOLED_MIN_BYTES: usize = 256 * 1024;
 /// `free`.
 pub const POOL_CAPACITY_BYTES: usize = 1 << 30;
 
-#[derive(Default)]
 struct Pool {
     /// Blocks handed out that may be cached when freed: address → capacity.
     live: HashMap<usize, usize>,
-    /// Freed blocks waiting for reuse: (capacity, address).
-    cached: Vec<(usize, usize)>,
-    cached_bytes: usize,
+    /// Freed blocks waiting for reuse, by address.
+    cached: BlockCache,
 }
 
 static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
-    POOL.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
+    POOL.get_or_init(|| Mutex::new(Pool { live: HashMap::new(), cached: BlockCache::new(POOL_CAPACITY_BYTES) }))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 fn pooling() -> bool {
@@ -77,20 +78,9 @@ pub unsafe extern "C" fn pool_alloc(_ctx: *mut c_void, bytes: usize) -> *mut c_v
         return aligned_malloc(bytes);
     }
     let mut p = pool();
-    // The smallest cached block that holds `bytes`, if it is no more than twice as large
-    // (a huge block stays for the request it suits).
-    let best = p
-        .cached
-        .iter()
-        .enumerate()
-        .filter(|(_, (cap, _))| *cap >= bytes && *cap / 2 <= bytes)
-        .min_by_key(|(_, (cap, _))| *cap)
-        .map(|(i, _)| i);
-    if let Some(i) = best {
-        let (cap, addr) = p.cached.swap_remove(i);
-        p.cached_bytes -= cap;
-        p.live.insert(addr, cap);
-        return addr as *mut c_void;
+    if let Some((cap, addr)) = p.cached.take(bytes) {
+        p.live.insert(addr as usize, cap);
+        return addr as usize as *mut c_void;
     }
     drop(p);
     let block = aligned_malloc(bytes);
@@ -116,37 +106,25 @@ pub unsafe extern "C" fn pool_free(_ctx: *mut c_void, block: *mut c_void) {
         unsafe { libc::free(block) };
         return;
     };
-    p.cached.push((cap, block as usize));
-    p.cached_bytes += cap;
-    let mut release = Vec::new();
-    while p.cached_bytes > POOL_CAPACITY_BYTES {
-        let largest = (0..p.cached.len()).max_by_key(|&i| p.cached[i].0).expect("cached bytes come from blocks");
-        let (cap, addr) = p.cached.swap_remove(largest);
-        p.cached_bytes -= cap;
-        release.push(addr);
-    }
+    let release = p.cached.put(cap, block as usize as u64);
     drop(p);
     for addr in release {
         // SAFETY: a cached block from malloc, no longer referenced by the pool.
-        unsafe { libc::free(addr as *mut c_void) };
+        unsafe { libc::free(addr as usize as *mut c_void) };
     }
 }
 
 /// Bytes held in freed blocks kept for reuse.
 pub fn cached_bytes() -> usize {
-    pool().cached_bytes
+    pool().cached.bytes()
 }
 
 /// Returns every cached block to the system allocator (blocks in use are unaffected).
 pub fn release_cached_memory() {
-    let blocks = {
-        let mut p = pool();
-        p.cached_bytes = 0;
-        std::mem::take(&mut p.cached)
-    };
-    for (_, addr) in blocks {
+    let blocks = pool().cached.take_all();
+    for addr in blocks {
         // SAFETY: cached blocks came from malloc and nothing references them.
-        unsafe { libc::free(addr as *mut c_void) };
+        unsafe { libc::free(addr as usize as *mut c_void) };
     }
 }
 

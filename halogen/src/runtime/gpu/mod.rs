@@ -38,6 +38,7 @@ mod opencl;
 
 pub use device_buffer::{target_api, DeviceBuffer};
 
+use super::block_cache::BlockCache;
 use super::ffi::{access, HalogenBuffer, HalogenKernelArg, HalogenKernels, RunContext, DEVICE_DIRTY, HOST_DIRTY};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -260,85 +261,55 @@ pub fn compile_cuda(source: &str, capability: u32) -> Result<Vec<u8>> {
 /// the error word its kernels report failed checks in.
 #[derive(Debug, Default)]
 pub struct RunState {
-    /// Device memory the run took from [`pooled_malloc`], with its size class.
+    /// Device memory the run took from [`pooled_malloc`], with its size.
     allocations: Vec<(Api, u64, usize)>,
     error_word: Option<(Api, u64, usize)>,
 }
 
 /// Device memory that runs released, kept for later runs: allocating and freeing device
 /// memory costs tens of microseconds each and waits for the device, more than a small
-/// kernel takes, and a pipeline's intermediates are the same sizes run after run. Memory
-/// goes back to the pool by size class ([`size_class`]); at most [`POOL_LIMIT`] bytes wait
-/// in it, and all of it is freed when an allocation fails or
-/// [`release_cached_memory`] is called. A block taken from the pool is only touched by work
-/// queued after the work that used it before (one in-order queue per device), so reuse
-/// needs no wait.
-struct MemoryPool {
-    idle: HashMap<(Api, usize), Vec<u64>>,
-    idle_bytes: usize,
+/// kernel takes, and a pipeline's intermediates are the same sizes run after run. One
+/// [`BlockCache`] per device API, of at most [`POOL_LIMIT`] bytes; all of it is freed when
+/// an allocation fails or [`release_cached_memory`] is called. A block taken from the pool
+/// is only touched by work queued after the work that used it before (one in-order queue
+/// per device), so reuse needs no wait.
+fn pool() -> std::sync::MutexGuard<'static, HashMap<Api, BlockCache>> {
+    static POOL: OnceLock<Mutex<HashMap<Api, BlockCache>>> = OnceLock::new();
+    POOL.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The most bytes of device memory [`MemoryPool`] keeps idle.
+/// The most bytes of device memory the pool keeps idle, per device API.
 const POOL_LIMIT: usize = 1 << 30;
 
-fn pool() -> std::sync::MutexGuard<'static, MemoryPool> {
-    static POOL: OnceLock<Mutex<MemoryPool>> = OnceLock::new();
-    let m = POOL.get_or_init(|| Mutex::new(MemoryPool { idle: HashMap::new(), idle_bytes: 0 }));
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The size an allocation of `bytes` bytes is made with, so that requests of nearly the
-/// same size share blocks: a power of two up to 64 KiB, above it a multiple of a sixteenth
-/// of the next power of two (less than 12.5% more than asked for).
-fn size_class(bytes: usize) -> usize {
-    let bytes = bytes.max(256);
-    let pow2 = bytes.next_power_of_two();
-    if pow2 <= 1 << 16 {
-        pow2
-    } else {
-        let step = pow2 / 16;
-        bytes.div_ceil(step) * step
-    }
-}
-
 /// Device memory of at least `bytes` bytes, from the pool or new; returns the handle and
-/// its size class (what [`recycle`] takes back).
+/// its size (what [`recycle`] takes back).
 fn pooled_malloc(api: Api, dev: &dyn Device, bytes: usize) -> Result<(u64, usize)> {
-    let class = size_class(bytes);
-    {
-        let mut pool = pool();
-        if let Some(mem) = pool.idle.get_mut(&(api, class)).and_then(Vec::pop) {
-            pool.idle_bytes -= class;
-            return Ok((mem, class));
-        }
+    let bytes = bytes.max(1);
+    if let Some((size, mem)) = pool().get_mut(&api).and_then(|c| c.take(bytes)) {
+        return Ok((mem, size));
     }
-    match dev.malloc(class) {
-        Ok(mem) => Ok((mem, class)),
+    match dev.malloc(bytes) {
+        Ok(mem) => Ok((mem, bytes)),
         Err(_) => {
-            // Idle blocks of other sizes may be what the device lacks.
+            // Idle blocks may be what the device lacks.
             release_cached_memory();
-            Ok((dev.malloc(class)?, class))
+            Ok((dev.malloc(bytes)?, bytes))
         }
     }
 }
 
-/// Gives memory from [`pooled_malloc`] back, to the pool or (past [`POOL_LIMIT`]) to the
-/// device.
+/// Gives memory from [`pooled_malloc`] back to the pool, which frees what it cannot keep.
 ///
 /// # Safety
-/// `mem` came from `pooled_malloc(api, ..)` with size class `class` and is not used again
-/// by the caller; work already queued on it may still run.
-unsafe fn recycle(api: Api, mem: u64, class: usize) {
-    let mut pool = pool();
-    if pool.idle_bytes + class <= POOL_LIMIT {
-        pool.idle.entry((api, class)).or_default().push(mem);
-        pool.idle_bytes += class;
-        return;
-    }
-    drop(pool);
+/// `mem` came from `pooled_malloc(api, ..)` with size `size` and is not used again by the
+/// caller; work already queued on it may still run.
+unsafe fn recycle(api: Api, mem: u64, size: usize) {
+    let evicted = pool().entry(api).or_insert_with(|| BlockCache::new(POOL_LIMIT)).put(size, mem);
     if let Ok(dev) = device(api) {
-        // SAFETY: the caller's promise.
-        unsafe { dev.free(mem) };
+        for mem in evicted {
+            // SAFETY: the caller's promise; the pool no longer holds it.
+            unsafe { dev.free(mem) };
+        }
     }
 }
 
@@ -350,7 +321,7 @@ unsafe fn recycle(api: Api, mem: u64, class: usize) {
 /// assert_eq!(halogen::runtime::gpu::cached_memory_bytes(), 0);
 /// ```
 pub fn cached_memory_bytes() -> usize {
-    pool().idle_bytes
+    pool().values().map(BlockCache::bytes).sum()
 }
 
 /// Frees the device memory that finished runs left for later ones (see how `realize` keeps
@@ -362,12 +333,8 @@ pub fn cached_memory_bytes() -> usize {
 /// halogen::runtime::gpu::release_cached_memory();
 /// ```
 pub fn release_cached_memory() {
-    let idle = {
-        let mut pool = pool();
-        pool.idle_bytes = 0;
-        std::mem::take(&mut pool.idle)
-    };
-    for ((api, _), blocks) in idle {
+    let idle: Vec<(Api, Vec<u64>)> = pool().iter_mut().map(|(&api, c)| (api, c.take_all())).collect();
+    for (api, blocks) in idle {
         if let Ok(dev) = device(api) {
             for mem in blocks {
                 // SAFETY: idle blocks belong to the pool alone.
@@ -503,8 +470,8 @@ unsafe fn launch(
     let error_word = match state.error_word {
         Some((a, mem, _)) if a == api => mem,
         _ => {
-            let (mem, class) = pooled_malloc(api, dev, 4)?;
-            state.allocations.push((api, mem, class));
+            let (mem, size) = pooled_malloc(api, dev, 4)?;
+            state.allocations.push((api, mem, size));
             // SAFETY: `mem` holds 4 bytes.
             unsafe { dev.write(mem, [0u8; 4].as_ptr(), 4)? };
             state.error_word = Some((api, mem, kernels as *mut HalogenKernels as usize));
@@ -530,9 +497,9 @@ unsafe fn launch(
         }
         let fresh = b.device == 0;
         if fresh {
-            let (mem, class) = timed(|| format!("malloc {bytes} B"), || pooled_malloc(api, dev, bytes))?;
+            let (mem, size) = timed(|| format!("malloc {bytes} B"), || pooled_malloc(api, dev, bytes))?;
             b.device = mem;
-            state.allocations.push((api, mem, class));
+            state.allocations.push((api, mem, size));
         }
         let host_newer =
             b.host_dirty() || a.access & access::HOST_WRITES != 0 || (fresh && a.access & access::HOST_DATA != 0);
@@ -602,9 +569,9 @@ pub unsafe extern "C" fn halogen_gpu_release(ctx: *mut c_void, buf: *mut Halogen
     }
     let mut state = run.gpu_state();
     if let Some(i) = state.allocations.iter().position(|&(_, m, _)| m == b.device) {
-        let (api, mem, class) = state.allocations.swap_remove(i);
+        let (api, mem, size) = state.allocations.swap_remove(i);
         // SAFETY: made by this run, and the buffer's storage ends here.
-        unsafe { recycle(api, mem, class) };
+        unsafe { recycle(api, mem, size) };
     }
     b.device = 0;
     b.flags &= !DEVICE_DIRTY;
@@ -665,9 +632,9 @@ pub(crate) unsafe fn finish_run(run: &RunContext, buffers: &[*mut HalogenBuffer]
             first_error.get_or_insert(Error::Runtime(message));
         }
     }
-    for (api, mem, class) in state.allocations.drain(..) {
+    for (api, mem, size) in state.allocations.drain(..) {
         // SAFETY: made by this run, which has ended.
-        unsafe { recycle(api, mem, class) };
+        unsafe { recycle(api, mem, size) };
     }
     first_error.map_or(Ok(()), Err)
 }
@@ -684,26 +651,4 @@ pub(crate) fn keep_failed_source(extension: &str, source: &str, log: &str) -> St
         .and_then(|_| std::fs::write(&src, source))
         .and_then(|_| std::fs::write(dir.join(format!("{stem}.log")), log));
     src.display().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::size_class;
-
-    #[test]
-    fn size_classes_cover_the_request_with_little_to_spare() {
-        let mut last = 0;
-        for bytes in (1..300_000).step_by(37).chain([1 << 20, (1 << 20) + 1, 3 << 28, usize::MAX >> 8]) {
-            let class = size_class(bytes);
-            assert!(class >= bytes && class >= last, "{bytes} -> {class}");
-            if bytes > 1 << 16 {
-                assert!(class - bytes < bytes / 8, "{bytes} -> {class}");
-            } else {
-                assert!(class.is_power_of_two(), "{bytes} -> {class}");
-            }
-            last = class;
-        }
-        // Nearly equal sizes share a class.
-        assert_eq!(size_class(1_000_000), size_class(1_000_100));
-    }
 }
