@@ -2,9 +2,10 @@
 # The GPU back end on one machine: each app's GPU schedules on a GPU target against its
 # CPU `hand` schedule, all from `halogen bench` (whole `realize` calls, host buffers in and
 # out: the copies to and from the device are in the GPU's time), then each GPU schedule
-# again with HALOGEN_GPU_PROFILE=1, whose per-event times give each kernel's own time, and a
-# device-to-device copy measured in the same run (through PyTorch, where it is installed)
-# to compare kernels' bytes per second with.
+# again with its images kept in device memory (`--device-buffers`: the kernels' time and
+# their share of a device-to-device copy's bandwidth), then with HALOGEN_GPU_PROFILE=1,
+# whose per-event times give each kernel's own time; last, a large copy through PyTorch
+# where it is installed, as a cross-check of the copy's bandwidth.
 #
 #   bench/gpu_bench.sh HALOGEN_BINARY [TARGET] [APPS...]
 #   bench/gpu_bench.sh target/release/halogen host-cuda blur sobel transpose
@@ -28,6 +29,10 @@ LOG="$(mktemp -d)"
 echo "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), $(nproc) cores"
 for app in "${APPS[@]}"; do
     "$BIN" bench "$app" ${SIZE:+--size "$SIZE"} --schedule "hand,$SCHEDULES" --target "$TARGET" --runs 10 --check 2>&1 | tail -n +2
+    # Images kept in device memory: the run's kernels against a device-to-device copy of
+    # the bytes the pipeline moves (the `kernel ms`, `copy GB/s` and `of copy` columns).
+    "$BIN" bench "$app" ${SIZE:+--size "$SIZE"} --schedule "$SCHEDULES" --target "$TARGET" --runs 10 --check \
+        --device-buffers 2>&1 | tail -n +2
     for s in ${SCHEDULES//,/ }; do
         HALOGEN_GPU_PROFILE=1 "$BIN" bench "$app" ${SIZE:+--size "$SIZE"} --schedule "$s" --target "$TARGET" --runs 5 --check \
             >/dev/null 2>"$LOG/prof"

@@ -338,6 +338,7 @@ mod tests {
 
     #[test]
     fn inputs_from_arrays_and_pictures() {
+        let _apps = crate::app_test_lock();
         let dir = tempfile::tempdir().unwrap();
         let raw = Buffer::<u16>::from_fn(&[8, 6], |c| (c[0] * 4000 + c[1] * 17) as u16);
         // A 16-bit gray PNG is camera_pipe's mosaic as it is.

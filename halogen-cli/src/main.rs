@@ -20,6 +20,16 @@ mod demo;
 mod imageio;
 mod schedule;
 
+/// Held by the unit tests that create apps. An app's inputs are found by name among the
+/// live `ImageParam`s (the most recently created wins: see `halogen::lang::param`), so an
+/// app created by a test on another thread between another test's estimates and its
+/// auto-schedule would take its inputs' place.
+#[cfg(test)]
+pub(crate) fn app_test_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 use clap::{Parser, Subcommand};
 use halogen::prelude::*;
 use halogen_apps::{App, Config, ParamKind};

@@ -187,6 +187,7 @@ mod tests {
 
     #[test]
     fn auto_plans_for_the_inputs_and_runs() {
+        let _apps = crate::app_test_lock();
         let app = halogen_apps::create("blur", &Config::default()).unwrap();
         let inputs = app.make_inputs(40, 24, 1);
         let built = build_app("blur", AUTO, &Config::default(), Some(&inputs), Some(2), &Target::host()).unwrap();
@@ -198,6 +199,7 @@ mod tests {
 
     #[test]
     fn named_schedules_and_unknown_ones() {
+        let _apps = crate::app_test_lock();
         let built = build_app("blur", "hand", &Config::default(), None, None, &Target::host()).unwrap();
         assert!(built.autoschedule_s.is_none());
         assert!(build_app("blur", "nope", &Config::default(), None, None, &Target::host()).is_err());

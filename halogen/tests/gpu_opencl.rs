@@ -178,3 +178,31 @@ fn a_scan_runs_in_a_single_gpu_thread_between_gpu_stages() {
     let e = common::compile_error(&target, &s);
     assert!(e.contains("gpu_single_thread() runs the stage in one GPU thread, but it also has gpu_threads(ii)"), "{e}");
 }
+
+/// A GPU tile nest gets a second kernel without its splits' clamps and guards, which runs
+/// where the region is at least a tile; the general kernel covers narrower regions. Both
+/// give the interpreter's pixels, at sizes on either side of the tile in each dimension.
+#[test]
+fn tile_wide_and_narrow_kernels_give_the_same_pixels() {
+    let Some(target) = opencl_target() else { return };
+    let (xo, yo, xi, yi, yii) = (Var::new("xo"), Var::new("yo"), Var::new("xi"), Var::new("yi"), Var::new("yii"));
+    let b = blur();
+    // Four rows per thread, as the blur app's gpu schedule has them.
+    b.blur_y.gpu_tile(b.x, b.y, xo, yo, xi, yi, 16, 8).split(yi, yi, yii, 4).unroll(yii, 4);
+    let compiled = Pipeline::new(&[&b.blur_y]).compile(&target).unwrap();
+    let kernels = compiled.kernel_source().unwrap().unwrap();
+    assert_eq!(kernels.matches("__kernel void").count(), 2, "a tile-wide and a general kernel:\n{kernels}");
+    let reference = blur();
+    for (w, h) in [(37, 23), (16, 8), (15, 23), (37, 7), (5, 3), (1, 1)] {
+        let mut input = Buffer::<u16>::from_fn(&[w + 2, h + 2], |c| ((c[0] * 7919 + c[1] * 104729) % 4096) as u16);
+        input.set_min(&[-1, -1]);
+        let mut args = Args::new();
+        args.image(&b.input, &input);
+        let mut got = Buffer::<u16>::new(&[w, h]);
+        compiled.realize(&args, &mut got).unwrap();
+        let mut ref_args = Args::new();
+        ref_args.image(&reference.input, &input);
+        let expected = common::realize::<u16>(&Target::interp(), &reference.blur_y, &ref_args, &[0, 0], &[w, h]);
+        assert_same_pixels(&got, &expected, format_args!("{w}x{h}"));
+    }
+}
