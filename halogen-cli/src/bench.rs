@@ -302,26 +302,33 @@ fn time_on_device(
     let first = time_runs(protocol, times, || Ok(device_out.realize(compiled, &args)?))?;
     let device = match halogen::runtime::gpu::target_api(target) {
         Some(api) => {
-            let mut kernel_s = f64::INFINITY;
-            for _ in 0..5 {
-                let ((), s) = halogen::runtime::gpu::time_kernels(|| device_out.realize(compiled, &args))?;
-                kernel_s = kernel_s.min(s);
-            }
-            if kernel_s == 0.0 {
-                // A schedule without GPU loops launches nothing.
-                *out = device_out.to_host()?;
-                return Ok((first, None));
-            }
-            let bytes = |b: &DynBuffer| b.len() * b.ty().bytes();
-            let moved = inputs.iter().map(bytes).sum::<usize>() + bytes(out);
-            // Half of it read and half written, as the pipeline's own traffic.
-            let copy = halogen::runtime::gpu::copy_bandwidth(api, moved.div_ceil(2), 10)?;
-            Some(DeviceTiming { kernel_ms: kernel_s * 1e3, moved_bytes: moved as f64, copy_bytes_per_s: copy })
+            let moved = inputs.iter().chain([&*out]).map(|b| b.len() * b.ty().bytes()).sum();
+            kernels_against_a_copy(api, moved, || device_out.realize(compiled, &args))?
         }
         None => None,
     };
     *out = device_out.to_host()?;
     Ok((first, device))
+}
+
+/// The fastest of five runs' kernel times beside a device-to-device copy of `moved` bytes
+/// on `api`'s device; `None` where a run launches no kernel (a schedule without GPU loops).
+fn kernels_against_a_copy(
+    api: halogen::runtime::gpu::Api,
+    moved: usize,
+    mut run: impl FnMut() -> halogen::Result<()>,
+) -> Result<Option<DeviceTiming>, CliError> {
+    let mut kernel_s = f64::INFINITY;
+    for _ in 0..5 {
+        let ((), s) = halogen::runtime::gpu::time_kernels(&mut run)?;
+        kernel_s = kernel_s.min(s);
+    }
+    if kernel_s == 0.0 {
+        return Ok(None);
+    }
+    // Half of it read and half written, as the pipeline's own traffic.
+    let copy = halogen::runtime::gpu::copy_bandwidth(api, moved.div_ceil(2), 10)?;
+    Ok(Some(DeviceTiming { kernel_ms: kernel_s * 1e3, moved_bytes: moved as f64, copy_bytes_per_s: copy }))
 }
 
 /// Times `run` as `protocol` says: a first run (its time returned), a second warm-up where

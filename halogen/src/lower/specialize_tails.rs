@@ -92,12 +92,12 @@ fn without_tails(s: &Stmt) -> Stmt {
     Drop.mutate_stmt(s)
 }
 
-/// `if (conditions) { s without the tails } else { s }`, or `s` without tails.
 /// The conjunction of the tails' conditions: where it holds, none of their clamps fires.
 fn all_fit(tails: &[&VectorTail]) -> Option<Expr> {
     tails.iter().map(|t| t.condition.clone()).reduce(Expr::and)
 }
 
+/// `if (conditions) { s without the tails } else { s }`, or `s` without tails.
 fn specialize(tails: Vec<&VectorTail>, s: Stmt) -> Stmt {
     let Some(condition) = all_fit(&tails) else { return s };
     let fast = simplify_guards(Assume { tails }.mutate_stmt(&s));
@@ -122,14 +122,14 @@ fn specialize_nest(tails: Vec<&VectorTail>, s: Stmt, general: Stmt, lets: &[(Nam
     };
     let tails: Vec<&VectorTail> =
         tails.into_iter().filter(|t| simplify(&within_lets(&t.condition)).as_int() != Some(0)).collect();
+    let Some(condition) = all_fit(&tails) else { return s };
     // A GPU kernel gets its tile-wide version even without storage: a clamp per row of a
     // thread's rows keeps them from sharing loads, and the guard is a branch per point.
     let kernel = has_gpu_threads(&s);
-    if tails.is_empty() || !(kernel || has_allocation(&s)) {
+    if !(kernel || has_allocation(&s)) {
         return s;
     }
     // Simplified inside the enclosing lets, then taken out of them again.
-    let Some(condition) = all_fit(&tails) else { return s };
     let tile_wide = simplify_guards(Assume { tails: tails.clone() }.mutate_stmt(&s));
     let both = Stmt::IfThenElse { condition, then_case: Box::new(tile_wide), else_case: Some(Box::new(general)) };
     let wrapped = lets.iter().rev().fold(both, |body, (name, value)| Stmt::let_stmt(name.clone(), value.clone(), body));
