@@ -36,7 +36,8 @@ pub struct Blur {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_sliding", "gpu", "gpu_shared"];
+const SCHEDULES: &[&str] =
+    &["naive", "root", "hand", "hand_sliding", "gpu", "gpu_shared", "distributed", "distributed_exchange"];
 
 impl Default for Blur {
     fn default() -> Self {
@@ -100,6 +101,25 @@ impl Blur {
         self.blur_x.compute_at(&self.blur_y, xo).gpu_threads(x).gpu_threads(y);
     }
 
+    /// Over the ranks of a distributed run (Distributed Halide's blur, section 3.4): each
+    /// rank computes its slice of the output's rows in parallel, and the rows of `blur_x`
+    /// each output row needs, again (no communication; every rank reads the input rows it
+    /// needs).
+    pub fn schedule_distributed(&self) {
+        let (x, y) = (self.x, self.y);
+        self.blur_y.parallel(y).distribute(y).vectorize(x, 16);
+        self.blur_x.compute_at(&self.blur_y, y).vectorize(x, 16);
+    }
+
+    /// Over the ranks of a distributed run, with no computation repeated: `blur_x` is
+    /// distributed too, and each rank receives from the next the two rows of it that its
+    /// last output rows read (a border exchange).
+    pub fn schedule_distributed_exchange(&self) {
+        let (x, y) = (self.x, self.y);
+        self.blur_y.parallel(y).distribute(y).vectorize(x, 16);
+        self.blur_x.compute_root().parallel(y).distribute(y).vectorize(x, 16);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.blur_x, &self.blur_y]);
@@ -136,6 +156,8 @@ impl App for Blur {
             "hand_sliding" => self.schedule_hand_sliding(),
             "gpu" => self.schedule_gpu(),
             "gpu_shared" => self.schedule_gpu_shared(),
+            "distributed" => self.schedule_distributed(),
+            "distributed_exchange" => self.schedule_distributed_exchange(),
             _ => return Err(common::unknown_schedule("blur", name, SCHEDULES)),
         }
         Ok(())

@@ -205,6 +205,18 @@ impl DynBuffer {
         each!(self, b => compiled.realize(args, b))
     }
 
+    /// Gives every rank of a distributed run the whole buffer, each rank having computed
+    /// its slice of dimension `dim` in groups of `granule` (see
+    /// [`halogen::runtime::gather::all_gather_slices`]).
+    pub fn all_gather_slices(
+        &mut self,
+        comm: &dyn halogen::runtime::distributed::Communicator,
+        dim: usize,
+        granule: i32,
+    ) -> halogen::Result<()> {
+        each!(self, b => halogen::runtime::gather::all_gather_slices(comm, b, dim, granule))
+    }
+
     /// Binds this buffer to `param`.
     pub fn bind<'a>(&'a self, param: &ImageParam, args: &mut Args<'a>) {
         each!(self, b => { args.image(param, b); })

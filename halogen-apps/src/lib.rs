@@ -386,6 +386,32 @@ pub trait App: Send {
         Ok(())
     }
 
+    /// How a `distributed` schedule splits the output across ranks: the dimension whose
+    /// loop it distributes and the group of coordinates of one iteration of that loop (1
+    /// when the output's own variable is distributed, `k` for the outer loop of a split
+    /// by `k`). By default rows, one by one.
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, 1)
+    }
+
+    /// Runs a compiled `distributed` pipeline as one rank of `communicator`: the rank
+    /// computes its slice of the output, and every rank then holds the whole output.
+    fn realize_on_rank(
+        &self,
+        compiled: &Compiled,
+        inputs: &[DynBuffer],
+        communicator: std::sync::Arc<dyn halogen::runtime::distributed::Communicator>,
+    ) -> Result<DynBuffer> {
+        let mut out = DynBuffer::zeros(self.output_type(), &self.output_extents(inputs)?)?;
+        let mut args = Args::new();
+        self.bind(inputs, &mut args)?;
+        args.communicator(communicator.clone());
+        out.realize(compiled, &args)?;
+        let (dim, granule) = self.distributed_slices();
+        out.all_gather_slices(&*communicator, dim, granule)?;
+        Ok(out)
+    }
+
     /// Compiles and runs once.
     fn run(&self, target: &Target, inputs: &[DynBuffer]) -> Result<DynBuffer> {
         let compiled = self.compile(target)?;
@@ -488,6 +514,18 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn App>> {
 /// ```
 pub fn is_gpu_schedule(schedule: &str) -> bool {
     schedule.starts_with("gpu")
+}
+
+/// Whether the schedule called `schedule` distributes loops over the ranks of a
+/// distributed run (its name starts with `distributed`): it then compiles only for a
+/// target with the `mpi` feature (`host-mpi`), and runs as one rank per process under
+/// `mpirun` ([`App::realize_on_rank`]), or as one rank alone.
+///
+/// ```
+/// assert!(halogen_apps::is_distributed_schedule("distributed") && !halogen_apps::is_distributed_schedule("hand"));
+/// ```
+pub fn is_distributed_schedule(schedule: &str) -> bool {
+    schedule.starts_with("distributed")
 }
 
 /// The app called `name`, built with `config` and the schedule called `schedule`.

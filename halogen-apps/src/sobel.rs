@@ -35,7 +35,7 @@ pub struct Sobel {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_shared"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_shared", "distributed"];
 
 impl Default for Sobel {
     fn default() -> Self {
@@ -80,6 +80,18 @@ impl Sobel {
         self.out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);
         self.smooth_x.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 16);
         self.smooth_y.compute_at(&self.out, yi).vectorize(x, 16);
+    }
+
+    /// Over the ranks of a distributed run: each rank computes its slice of the output's
+    /// rows in parallel; the two smoothings are distributed the same way and exchange one
+    /// row of border with each neighbour (the vertical one is only read along rows, and
+    /// needs none).
+    pub fn schedule_distributed(&self) {
+        let (x, y) = (self.x, self.y);
+        self.out.parallel(y).distribute(y).vectorize(x, 16);
+        for f in [&self.smooth_x, &self.smooth_y] {
+            f.compute_root().parallel(y).distribute(y).vectorize(x, 16);
+        }
     }
 
     /// For a GPU: 32×8 tiles of the output are blocks of threads; each block computes the
@@ -137,6 +149,7 @@ impl App for Sobel {
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
             "gpu_shared" => self.schedule_gpu_shared(),
+            "distributed" => self.schedule_distributed(),
             _ => return Err(common::unknown_schedule("sobel", name, SCHEDULES)),
         }
         Ok(())

@@ -27,7 +27,8 @@ pub struct Transpose {
     pub y: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "hand_staged", "gpu", "gpu_square"];
+const SCHEDULES: &[&str] =
+    &["naive", "root", "hand", "hand_staged", "gpu", "gpu_square", "distributed", "distributed_columns"];
 
 impl Default for Transpose {
     fn default() -> Self {
@@ -53,6 +54,27 @@ impl Transpose {
     pub fn with_config(config: &Config) -> Result<Transpose> {
         config.resolve("transpose", &[])?;
         Ok(Transpose::new())
+    }
+
+    /// Over the ranks of a distributed run, the input's copy distributed by rows (the
+    /// first distribution of Distributed Halide's Table 3): each rank's rows of the output
+    /// are columns of every rank's rows of the copy, so every rank sends every other a
+    /// block (an all-to-all exchange).
+    pub fn schedule_distributed(&self) {
+        let (x, y) = (self.x, self.y);
+        self.block.compute_root().parallel(y).distribute(y).vectorize(x, 16);
+        self.out.parallel(y).distribute(y).vectorize(x, 16);
+    }
+
+    /// Over the ranks of a distributed run, the input's copy distributed by columns (Table
+    /// 3's second distribution): each rank's columns of the copy are exactly the rows of
+    /// the output it computes, so nothing is exchanged.
+    pub fn schedule_distributed_columns(&self) {
+        let (x, y) = (self.x, self.y);
+        // Not vectorized: the copy's distributed loop is its own x, unsplit, so that its
+        // slices of columns are the output's slices of rows.
+        self.block.compute_root().parallel(y).distribute(x);
+        self.out.parallel(y).distribute(y).vectorize(x, 16);
     }
 
     /// 16×16 tiles in parallel rows of tiles, vectorized by 8 along the output rows
@@ -120,6 +142,8 @@ impl App for Transpose {
             "hand_staged" => self.schedule_hand_staged(),
             "gpu" => self.schedule_gpu(),
             "gpu_square" => self.schedule_gpu_square(),
+            "distributed" => self.schedule_distributed(),
+            "distributed_columns" => self.schedule_distributed_columns(),
             _ => return Err(common::unknown_schedule("transpose", name, SCHEDULES)),
         }
         Ok(())

@@ -33,7 +33,10 @@ fn check(fixture: &str, app_name: &str, tolerance: Tolerance) {
     }
     for schedule in probe.schedules().iter().filter(|s| !halogen_apps::is_gpu_schedule(s)) {
         let app = halogen_apps::build(app_name, schedule, &Config::default()).unwrap();
-        let got: DynBuffer = app.run(&Target::host(), &inputs).unwrap_or_else(|e| panic!("{fixture}/{schedule}: {e}"));
+        // A distributed schedule runs as one process: rank 0 of 1.
+        let target = if halogen_apps::is_distributed_schedule(schedule) { "host-mpi" } else { "host" };
+        let got: DynBuffer =
+            app.run(&target.parse().unwrap(), &inputs).unwrap_or_else(|e| panic!("{fixture}/{schedule}: {e}"));
         if let Err(m) = got.compare(&expected, tolerance) {
             panic!("{fixture}, schedule {schedule}: differs from Halide: {m}");
         }

@@ -3,7 +3,7 @@
 //! app's tolerance for float ones).
 
 use halogen::prelude::*;
-use halogen_apps::{build, create, is_gpu_schedule, Config};
+use halogen_apps::{build, create, is_distributed_schedule, is_gpu_schedule, Config};
 
 /// `host-opencl` where an OpenCL device is (a missing one fails the test when
 /// `HALOGEN_REQUIRE_OPENCL=1`, as CI sets it).
@@ -23,7 +23,15 @@ fn check_app_with(name: &str, config: &Config, width: i32, height: i32) {
     let schedules = create(name, config).unwrap().schedules();
     for schedule in schedules {
         // A GPU schedule runs where a GPU target does: OpenCL (PoCL's CPU device in CI).
-        let targets = if is_gpu_schedule(schedule) { opencl() } else { vec![Target::interp(), Target::host()] };
+        // A distributed schedule runs as one process (rank 0 of 1) on a target with `mpi`
+        // (tests/distributed.rs runs it on several ranks).
+        let targets = if is_gpu_schedule(schedule) {
+            opencl()
+        } else if is_distributed_schedule(schedule) {
+            vec!["interp-mpi".parse().unwrap(), "host-mpi".parse().unwrap()]
+        } else {
+            vec![Target::interp(), Target::host()]
+        };
         for target in targets {
             let app = build(name, schedule, config).unwrap();
             let inputs = app.make_inputs(width, height, 42);

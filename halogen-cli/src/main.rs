@@ -17,6 +17,7 @@
 
 mod bench;
 mod demo;
+mod distributed;
 mod imageio;
 mod schedule;
 
@@ -414,14 +415,28 @@ fn cmd_run(
         imageio::check_picture(probe.as_ref(), &extents)?;
     }
     drop(probe);
+    // A distributed schedule runs as one rank of a distributed run (under `mpirun`, one
+    // per process), on a target with the `mpi` feature.
+    let ranks = if halogen_apps::is_distributed_schedule(schedule) { Some(distributed::Ranks::join()?) } else { None };
+    let target = match &ranks {
+        Some(_) => target.target().with_feature(halogen::target::Feature::Mpi),
+        None => target.target(),
+    };
     // Built after the inputs are known: the auto-scheduler plans for their size.
-    let app = schedule::build_app(app, schedule, &config, Some(&inputs), None, &target.target())?.app;
+    let app = schedule::build_app(app, schedule, &config, Some(&inputs), None, &target)?.app;
     let t0 = Instant::now();
-    let compiled = app.compile(&target.target())?;
+    let compiled = app.compile(&target)?;
     let compile_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let out = app.realize(&compiled, &inputs)?;
+    let out = match &ranks {
+        Some(r) => r.fail_together(app.realize_on_rank(&compiled, &inputs, r.communicator()))?,
+        None => app.realize(&compiled, &inputs)?,
+    };
     let run_s = t1.elapsed().as_secs_f64();
+    // Every rank holds the whole output; the first writes it.
+    if ranks.as_ref().is_some_and(|r| r.communicator().rank() != 0) {
+        return Ok(());
+    }
     let shown = if raw || imageio::is_npy(output) { out.clone() } else { app.display(&out) };
     imageio::save(output, &shown)?;
     let e = out.extents();

@@ -398,3 +398,26 @@ fn bench_on_device_buffers_measures_kernels_against_a_copy() {
     // The CPU schedule launches no kernel: nothing to compare.
     assert_eq!(field(rows[1], "kernel_ms"), "null", "{}", rows[1]);
 }
+
+#[test]
+fn a_distributed_schedule_runs_alone_and_writes_what_one_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, alone) = (dir.path().join("one.npy"), dir.path().join("alone.npy"));
+    let input = photo("coffee_small.png");
+    let o = halogen(&["run", "blur", input.to_str().unwrap(), one.to_str().unwrap(), "--schedule", "hand"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = ["run", "blur", input.to_str().unwrap(), alone.to_str().unwrap(), "--schedule", "distributed_exchange"];
+    let o = halogen(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&alone).unwrap());
+    // Started as one of several MPI processes, a halogen without MPI says so instead of
+    // computing a slice alone.
+    if !cfg!(feature = "mpi") {
+        let o = Command::new(env!("CARGO_BIN_EXE_halogen"))
+            .args(args)
+            .env("OMPI_COMM_WORLD_SIZE", "3")
+            .output()
+            .expect("the halogen binary runs");
+        assert!(!o.status.success() && stderr(&o).contains("built without MPI"), "{}", stderr(&o));
+    }
+}

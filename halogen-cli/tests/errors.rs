@@ -396,7 +396,7 @@ fn mistakes_name_the_thing_and_the_numbers() {
     let apps = stdout(&succeeds(&["list", "--json"]));
     let names: Vec<&str> =
         apps.lines().filter(|l| l.contains("\"name\"")).map(|l| field(l, "name")).collect::<Vec<_>>();
-    let blur_schedules = "naive, root, hand, hand_sliding, gpu, gpu_shared, auto";
+    let blur_schedules = "naive, root, hand, hand_sliding, gpu, gpu_shared, distributed, distributed_exchange, auto";
     let missing = p("no/such/folder/out.png");
     let wrong_channels = p("four.npy");
     f32_npy(&wrong_channels, &[4, 6, 8], &[0.5; 4 * 6 * 8]);

@@ -6,9 +6,11 @@ use crate::ir::{Expr, Name, Stmt, Type};
 use crate::lang::func::FuncRef;
 use crate::lang::func::{explain_internal_names, Func};
 use crate::lang::param::{ImageParam, Param};
+use crate::lower::distribute;
 use crate::lower::environment::Environment;
 use crate::lower::lower::{finish_lowering, passes_are_watched, schedule};
 use crate::lower::{lower, Lowered, Scheduled};
+use crate::runtime::distributed::{Communicator, SingleRank};
 use crate::runtime::gpu::device_buffer::{download, target_api, write_from, DeviceMemory};
 use crate::runtime::gpu::DeviceBuffer;
 use crate::runtime::{Buffer, Element, RawBuffer, RawBufferMut};
@@ -111,6 +113,7 @@ impl Pipeline {
 pub struct Args<'a> {
     images: BTreeMap<Name, RawBuffer<'a>>,
     params: BTreeMap<Name, Expr>,
+    communicator: Option<Arc<dyn Communicator>>,
 }
 
 impl<'a> Args<'a> {
@@ -136,6 +139,35 @@ impl<'a> Args<'a> {
     /// Binds a scalar parameter.
     pub fn param<T: Element>(&mut self, param: &Param<T>, value: T) -> &mut Self {
         self.params.insert(param.name(), scalar_expr(value));
+        self
+    }
+
+    /// The ranks a distributed pipeline (one with `distribute`d loops) runs on: this
+    /// process's rank and the others it exchanges borders with. Without one, a distributed
+    /// pipeline runs as rank 0 of 1 and computes everything itself; other pipelines ignore
+    /// it. See [`crate::runtime::distributed`] for MPI and in-process ranks.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// use halogen::runtime::distributed::InProcessRanks;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let f = Func::new("doc_ranks_f");
+    /// f.def((x, y), x * 10 + y);
+    /// f.distribute(y);
+    /// let c = Pipeline::new(&[&f]).compile(&"interp-mpi".parse().unwrap()).unwrap();
+    /// // Three ranks, each computing its third of the rows into the same shape of buffer.
+    /// let sums = InProcessRanks::run(3, |comm| {
+    ///     let rank = comm.rank();
+    ///     let mut out = Buffer::<i32>::new(&[4, 6]);
+    ///     let mut args = Args::new();
+    ///     args.communicator(comm);
+    ///     c.realize(&args, &mut out).unwrap();
+    ///     (rank, out[[1, 2 * rank]])
+    /// });
+    /// assert_eq!(sums, vec![(0, 10), (1, 12), (2, 14)]);
+    /// ```
+    pub fn communicator(&mut self, communicator: Arc<dyn Communicator>) -> &mut Self {
+        self.communicator = Some(communicator);
         self
     }
 
@@ -167,7 +199,12 @@ impl<'a> Args<'a> {
             };
             images.insert(name.clone(), view);
         }
-        Ok(UploadedArgs { images, params: self.params.clone(), _memory: memory })
+        Ok(UploadedArgs {
+            images,
+            params: self.params.clone(),
+            communicator: self.communicator.clone(),
+            _memory: memory,
+        })
     }
 }
 
@@ -178,13 +215,14 @@ impl<'a> Args<'a> {
 pub struct UploadedArgs<'a> {
     images: BTreeMap<Name, RawBuffer<'a>>,
     params: BTreeMap<Name, Expr>,
+    communicator: Option<Arc<dyn Communicator>>,
     _memory: Vec<DeviceMemory>,
 }
 
 impl UploadedArgs<'_> {
     /// The bindings, to pass to a run.
     pub fn args(&self) -> Args<'_> {
-        Args { images: self.images.clone(), params: self.params.clone() }
+        Args { images: self.images.clone(), params: self.params.clone(), communicator: self.communicator.clone() }
     }
 }
 
@@ -456,8 +494,20 @@ impl Compiled {
                 None => o,
             })
             .collect();
-        let bindings = Bindings::check(env, &images, &args.params, outs)?;
+        let distributed = env.params.contains_key(distribute::RANK);
+        let communicator: Arc<dyn Communicator> = args.communicator.clone().unwrap_or_else(|| Arc::new(SingleRank));
+        let mut params = args.params.clone();
+        if distributed {
+            distribution_params(env, &communicator, &outs, &mut params);
+        }
+        let mut bindings = Bindings::check(env, &images, &params, outs)?;
+        if distributed {
+            bindings.communicator = Some(communicator.clone());
+        }
         let stats = self.executable.run(bindings).map_err(|e| e.map_message(explain_internal_names))?;
+        if distributed {
+            crate::runtime::distributed::print_stats_if_asked(&*communicator);
+        }
         for (s, host) in staged.iter().zip(&host_copies) {
             if let Some((d, bytes)) = s {
                 write_from(*d, *bytes, host)?;
@@ -471,6 +521,41 @@ impl Compiled {
     /// writes the buffer.
     fn stays_on_device(&self, name: &Name, d: crate::runtime::DeviceRef) -> bool {
         target_api(&self.target) == Some(d.api) && !self.program.host_touches(name)
+    }
+}
+
+/// Binds the run-time values of a distributed pipeline: the rank, the number of ranks and
+/// the grids of ranks from `communicator`, and the global shape of each distributed output
+/// its caller did not give (`f.global.min.d`, `f.global.extent.d`): by default the shape of
+/// its buffer, which then holds the whole output on every rank.
+fn distribution_params(
+    env: &crate::lower::environment::Environment,
+    communicator: &Arc<dyn Communicator>,
+    outs: &[RawBufferMut<'_>],
+    params: &mut BTreeMap<Name, Expr>,
+) {
+    let ranks = communicator.ranks();
+    params.insert(distribute::RANK.into(), Expr::i32(communicator.rank() as i64));
+    params.insert(distribute::RANKS.into(), Expr::i32(ranks as i64));
+    for n in 2..=3 {
+        for (i, extent) in distribute::grid_shape(n, ranks).into_iter().enumerate() {
+            params.insert(distribute::grid_param(n, i), Expr::i32(extent as i64));
+        }
+    }
+    let mut buffers = outs.iter();
+    for o in &env.outputs {
+        let f = &env.funcs[o];
+        let first = buffers.next();
+        // A tuple's other buffers share the first one's shape.
+        for _ in 1..f.types.len() {
+            buffers.next();
+        }
+        let Some(first) = first else { continue };
+        for (d, dim) in first.dims.iter().enumerate() {
+            for (what, v) in [("min", dim.min), ("extent", dim.extent)] {
+                params.entry(format!("{o}.global.{what}.{d}").into()).or_insert_with(|| Expr::i32(v as i64));
+            }
+        }
     }
 }
 

@@ -84,8 +84,9 @@ int main(void) {
     if (blur(NULL, NULL, bufs, NULL) != 0) return 1;
     for (int i = 0; i < W * H; i++) printf("%u\n", out[i]);
     /* Our own runtime. */
-    /* No GPU: the last two members (gpu_launch, gpu_release) are NULL. */
-    struct halogen_runtime rt = {my_par_for, my_error, my_alloc, my_free, NULL, NULL};
+    /* No GPU and no distribution: the last three members (gpu_launch, gpu_release,
+       exchange) are NULL. */
+    struct halogen_runtime rt = {my_par_for, my_error, my_alloc, my_free, NULL, NULL, NULL};
     memset(out, 0, sizeof out);
     if (blur(&rt, NULL, bufs, NULL) != 0) return 2;
     for (int i = 0; i < W * H; i++) printf("%u\n", out[i]);

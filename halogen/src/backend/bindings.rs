@@ -29,6 +29,8 @@ pub struct Bindings<'i, 'o> {
     /// Every scalar `Param` the pipeline reads, by name, with a value of its type. The
     /// shapes of the buffers (`name.min.d`, …) are not here: see [`Bindings::shape_scalars`].
     pub params: BTreeMap<Name, Expr>,
+    /// The ranks of a distributed run, for a pipeline that exchanges borders.
+    pub communicator: Option<std::sync::Arc<dyn crate::runtime::distributed::Communicator>>,
 }
 
 pub use crate::ir::COORDINATE_LIMIT;
@@ -201,7 +203,7 @@ impl<'i, 'o> Bindings<'i, 'o> {
                 }
             }
         }
-        Ok(Bindings { inputs, outputs: checked_outputs, output_shapes, params: checked_params })
+        Ok(Bindings { inputs, outputs: checked_outputs, output_shapes, params: checked_params, communicator: None })
     }
 
     /// The shape scalars (`name.min.d`, `name.extent.d`, `name.stride.d`) of every input

@@ -45,7 +45,7 @@ impl Backend for HostBackend {
 impl Executable for JitModule {
     fn run(&self, bindings: Bindings<'_, '_>) -> Result<RunStats> {
         let images: BTreeMap<_, _> = bindings.inputs.into_iter().collect();
-        JitModule::run(self, &images, &bindings.params, bindings.outputs)?;
+        JitModule::run_on_rank(self, &images, &bindings.params, bindings.outputs, bindings.communicator)?;
         Ok(RunStats::default())
     }
 

@@ -701,6 +701,18 @@ impl JitModule {
         params: &BTreeMap<Name, Expr>,
         outputs: Vec<(Name, RawBufferMut<'_>)>,
     ) -> Result<()> {
+        self.run_on_rank(images, params, outputs, None)
+    }
+
+    /// [`JitModule::run`] as one rank of a distributed run: the pipeline's border
+    /// exchanges go through `communicator`.
+    pub fn run_on_rank(
+        &self,
+        images: &BTreeMap<Name, RawBuffer<'_>>,
+        params: &BTreeMap<Name, Expr>,
+        outputs: Vec<(Name, RawBufferMut<'_>)>,
+        communicator: Option<std::sync::Arc<dyn crate::runtime::distributed::Communicator>>,
+    ) -> Result<()> {
         let mut bindings: Vec<BufferBinding<'_>> = Vec::with_capacity(self.module.buffers.len());
         let mut outputs: BTreeMap<Name, RawBufferMut<'_>> = outputs.into_iter().collect();
         for b in &self.module.buffers {
@@ -734,7 +746,7 @@ impl JitModule {
         }
         // SAFETY: the bindings and scalars follow the module's buffer and parameter lists,
         // which `entry` was generated from; call_checked checks each buffer against them.
-        unsafe { ffi::call_checked(self.entry, &bindings, &scalars) }
+        unsafe { ffi::call_checked_with_communicator(self.entry, &bindings, &scalars, communicator) }
     }
 }
 

@@ -109,14 +109,15 @@ pub fn select(target: &Target, lowered: &Lowered) -> Result<&'static dyn Backend
 /// schedule is resolved).
 pub fn select_for_nest(target: &Target, stmt: &crate::ir::Stmt) -> Result<&'static dyn Backend> {
     // GPU loops run where the host C back end outlines them as kernels: `lower` has
-    // already refused them on a target without a GPU feature.
+    // already refused them on a target without a GPU feature. Distributed loops never get
+    // here as such: scheduling slices them by rank (`lower::distribute`), and every back
+    // end runs the slices and their border exchanges.
     let distributed = loops_of_kind(stmt, |k| k == crate::ir::ForKind::Distributed);
     if let Some(l) = distributed.first() {
-        return Err(Error::Target(format!(
-            "target '{target}': Func '{}' schedules {}, but there is no MPI back end yet",
-            l.func,
-            l.directive()
-        )));
+        return Err(Error::internal(
+            "backend::select",
+            format!("Func '{}': a {} loop was not sliced by rank", l.func, l.directive()),
+        ));
     }
     BACKENDS.iter().copied().find(|b| b.runs(target)).ok_or_else(|| {
         Error::Target(format!("no back end runs target '{target}' (architecture '{}')", target.arch().name()))

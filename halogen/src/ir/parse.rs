@@ -14,7 +14,7 @@
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, FloatBits, FuncId, Intrinsic, Name, VarBinding};
 use super::printer::intrinsic_default_type;
 use super::stack;
-use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, TailPlace, VectorTail};
+use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, TailPlace, TransferOp, VectorTail};
 use super::types::{Type, TypeCode};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -443,6 +443,7 @@ impl<'a> Parser<'a> {
                 _ => String::new(),
             };
             let next_is = |p: &Parser, q: &str| matches!(p.peek_at(1), Some(Tok::Punct(x)) if *x == q);
+            let next2_is = |p: &Parser, q: &str| matches!(p.peek_at(2), Some(Tok::Punct(x)) if *x == q);
             match word.as_str() {
                 "assert" if next_is(self, "(") => self.assert(),
                 "produce" | "consume" if matches!(self.peek_at(1), Some(Tok::Ident(_))) => self.producer_consumer(),
@@ -452,6 +453,13 @@ impl<'a> Parser<'a> {
                     Ok(Stmt::Free { name: self.ident()? })
                 }
                 "if" if next_is(self, "(") => self.if_then_else(),
+                "wait" if matches!(self.peek_at(1), Some(Tok::Ident(w)) if w == "transfers") => {
+                    self.pos += 2;
+                    Ok(Stmt::TransferWait)
+                }
+                "send" | "receive" if matches!(self.peek_at(1), Some(Tok::Ident(_))) && next2_is(self, ":") => {
+                    self.transfer()
+                }
                 w if for_kind_named(w).is_some() && next_is(self, "(") => self.for_loop(),
                 _ if !word.is_empty() && next_is(self, "[") => self.store(),
                 _ if !word.is_empty() && next_is(self, "(") => {
@@ -466,6 +474,51 @@ impl<'a> Parser<'a> {
                 _ => Ok(Stmt::Evaluate(self.expr()?)),
             }
         })
+    }
+
+    /// `send f:type([min, extent], ...) to rank peer` (before storage flattening) or
+    /// `send f:type[index] extents [...] strides [...] to rank peer`; `receive ... from`.
+    fn transfer(&mut self) -> Result<Stmt> {
+        let op = if self.is_word("send") { TransferOp::Send } else { TransferOp::Receive };
+        self.pos += 1;
+        let buffer = self.ident()?;
+        self.expect(":")?;
+        let ty = self.ty()?;
+        let (mut mins, mut extents, mut strides) = (Vec::new(), Vec::new(), Vec::new());
+        let list = |p: &mut Self, out: &mut Vec<Expr>| -> Result<()> {
+            p.expect("[")?;
+            while !p.eat("]") {
+                if !out.is_empty() {
+                    p.expect(",")?;
+                }
+                out.push(p.expr()?);
+            }
+            Ok(())
+        };
+        if self.eat("(") {
+            while !self.eat(")") {
+                if !mins.is_empty() {
+                    self.expect(",")?;
+                }
+                self.expect("[")?;
+                mins.push(self.expr()?);
+                self.expect(",")?;
+                extents.push(self.expr()?);
+                self.expect("]")?;
+            }
+        } else {
+            self.expect("[")?;
+            mins.push(self.expr()?);
+            self.expect("]")?;
+            self.expect_word("extents")?;
+            list(self, &mut extents)?;
+            self.expect_word("strides")?;
+            list(self, &mut strides)?;
+        }
+        self.expect_word(if op == TransferOp::Send { "to" } else { "from" })?;
+        self.expect_word("rank")?;
+        let peer = self.expr()?;
+        Ok(Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides })
     }
 
     fn assert(&mut self) -> Result<Stmt> {

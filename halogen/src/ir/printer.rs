@@ -384,6 +384,24 @@ impl StmtPrinter {
                     let e = self.expr(e);
                     self.line(indent, &e);
                 }
+                Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => {
+                    let peer = self.expr(peer);
+                    let list = |p: &mut Self, v: &[Expr]| v.iter().map(|e| p.expr(e)).collect::<Vec<_>>().join(", ");
+                    let what = if strides.is_empty() {
+                        let dims: Vec<String> = mins
+                            .iter()
+                            .zip(extents)
+                            .map(|(m, e)| format!("[{}, {}]", self.expr(m), self.expr(e)))
+                            .collect();
+                        format!("{buffer}:{ty}({})", dims.join(", "))
+                    } else {
+                        let (index, extents, strides) = (list(self, mins), list(self, extents), list(self, strides));
+                        format!("{buffer}:{ty}[{index}] extents [{extents}] strides [{strides}]")
+                    };
+                    let dir = if *op == crate::ir::TransferOp::Send { "to" } else { "from" };
+                    self.line(indent, &format!("{} {what} {dir} rank {peer}", op.word()));
+                }
+                Stmt::TransferWait => self.line(indent, "wait transfers"),
             }
         })
     }

@@ -158,6 +158,43 @@ pub enum Stmt {
     IfThenElse { condition: Expr, then_case: Box<Stmt>, else_case: Option<Box<Stmt>> },
     /// Evaluates an expression for its effects.
     Evaluate(Expr),
+    /// Starts sending (or receiving) a box of `buffer`'s elements of type `ty` to (from)
+    /// rank `peer` of a distributed run: one side of a border exchange. The box is
+    /// `extents` elements along each dimension. Before storage flattening, `mins` are its
+    /// first coordinates in the Func's coordinates and `strides` is empty; after it, `mins`
+    /// holds one flat index (of the box's first element) and `strides` the elements
+    /// between neighbours along each dimension. Its buffer must not change until the
+    /// [`Stmt::TransferWait`] that completes it.
+    Transfer {
+        op: TransferOp,
+        peer: Expr,
+        buffer: Name,
+        ty: Type,
+        mins: Vec<Expr>,
+        extents: Vec<Expr>,
+        strides: Vec<Expr>,
+    },
+    /// Completes every transfer started before it: the received boxes are in place.
+    TransferWait,
+}
+
+/// The direction of a [`Stmt::Transfer`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TransferOp {
+    /// This rank's elements go to the peer.
+    Send,
+    /// The peer's elements arrive here.
+    Receive,
+}
+
+impl TransferOp {
+    /// The word the printer shows (`send`, `receive`).
+    pub fn word(self) -> &'static str {
+        match self {
+            TransferOp::Send => "send",
+            TransferOp::Receive => "receive",
+        }
+    }
 }
 
 // The derived impls recurse once per level of the tree with no way to grow the stack; these
@@ -209,6 +246,16 @@ impl Clone for Stmt {
                 else_case: else_case.clone(),
             },
             Stmt::Evaluate(e) => Stmt::Evaluate(e.clone()),
+            Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => Stmt::Transfer {
+                op: *op,
+                peer: peer.clone(),
+                buffer: buffer.clone(),
+                ty: *ty,
+                mins: mins.clone(),
+                extents: extents.clone(),
+                strides: strides.clone(),
+            },
+            Stmt::TransferWait => Stmt::TransferWait,
         })
     }
 }
@@ -273,6 +320,16 @@ enum Fields<'a> {
         else_case: &'a Option<Box<Stmt>>,
     },
     Evaluate(&'a Expr),
+    Transfer {
+        op: &'a TransferOp,
+        peer: &'a Expr,
+        buffer: &'a Name,
+        ty: &'a Type,
+        mins: &'a Vec<Expr>,
+        extents: &'a Vec<Expr>,
+        strides: &'a Vec<Expr>,
+    },
+    TransferWait,
 }
 
 impl Stmt {
@@ -292,6 +349,10 @@ impl Stmt {
                 Fields::IfThenElse { condition, then_case, else_case }
             }
             Stmt::Evaluate(e) => Fields::Evaluate(e),
+            Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => {
+                Fields::Transfer { op, peer, buffer, ty, mins, extents, strides }
+            }
+            Stmt::TransferWait => Fields::TransferWait,
         }
     }
 }
@@ -408,6 +469,11 @@ impl Stmt {
                 }
             }
             Stmt::Evaluate(e) => fe(e),
+            Stmt::Transfer { peer, mins, extents, strides, .. } => {
+                fe(peer);
+                mins.iter().chain(extents).chain(strides).for_each(&mut fe);
+            }
+            Stmt::TransferWait => {}
         }
     }
 
@@ -476,6 +542,16 @@ impl Stmt {
                 else_case: else_case.as_ref().map(|e| Box::new(fs(e))),
             },
             Stmt::Evaluate(e) => Stmt::Evaluate(fe(e)),
+            Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => Stmt::Transfer {
+                op: *op,
+                peer: fe(peer),
+                buffer: buffer.clone(),
+                ty: *ty,
+                mins: mins.iter().map(&mut fe).collect(),
+                extents: extents.iter().map(&mut fe).collect(),
+                strides: strides.iter().map(&mut fe).collect(),
+            },
+            Stmt::TransferWait => Stmt::TransferWait,
         }
     }
 }

@@ -84,6 +84,11 @@ fn walk_stmt_here<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             }
         }
         Stmt::Evaluate(e) => v.visit_expr(e),
+        Stmt::Transfer { peer, mins, extents, strides, .. } => {
+            v.visit_expr(peer);
+            mins.iter().chain(extents).chain(strides).for_each(|e| v.visit_expr(e));
+        }
+        Stmt::TransferWait => {}
     }
 }
 
@@ -167,5 +172,15 @@ fn mutate_stmt_children_here<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             }
         }
         Stmt::Evaluate(e) => Stmt::Evaluate(m.mutate_expr(e)),
+        Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => Stmt::Transfer {
+            op: *op,
+            peer: m.mutate_expr(peer),
+            buffer: buffer.clone(),
+            ty: *ty,
+            mins: mins.iter().map(|e| m.mutate_expr(e)).collect(),
+            extents: extents.iter().map(|e| m.mutate_expr(e)).collect(),
+            strides: strides.iter().map(|e| m.mutate_expr(e)).collect(),
+        },
+        Stmt::TransferWait => Stmt::TransferWait,
     }
 }

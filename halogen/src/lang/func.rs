@@ -447,6 +447,7 @@ impl Func {
         d.schedule.touched = true;
         if let Some(c) = compute {
             d.schedule.compute_level = Some(c);
+            d.schedule.compute_rank = false;
         }
         if let Some(s) = store {
             d.schedule.store_level = s;
@@ -458,6 +459,18 @@ impl Func {
     /// Compute all of it before anything that uses it, outside every loop.
     pub fn compute_root(&self) -> &Func {
         self.set_levels(Some(LoopLevel::Root), None)
+    }
+
+    /// Compute it at the root of each rank of a distributed run over the region that
+    /// rank's consumers need (Distributed Halide's `compute_rank`): no computation repeats
+    /// on one rank, and no rank waits for another's, at the price of computing the borders
+    /// between ranks on both sides. A root Func that is neither distributed nor
+    /// `compute_rank` is computed by every rank over the region all ranks need. On a run
+    /// of one process it is `compute_root`.
+    pub fn compute_rank(&self) -> &Func {
+        self.set_levels(Some(LoopLevel::Root), None);
+        self.0.lock().schedule.compute_rank = true;
+        self
     }
 
     /// Compute the part each iteration needs, inside loop `var` of `consumer`.
@@ -1113,10 +1126,38 @@ impl Stage {
         })
     }
 
-    /// Split loop `var` across the ranks of a distributed run.
+    /// Split loop `var` across the ranks of a distributed run (Distributed Halide's
+    /// `distribute`; the target needs the `mpi` feature): rank `r` of `R` runs the slice
+    /// `[r·s, min(w, (r+1)·s))` of the loop's `w` iterations, `s = ⌈w / R⌉`. The loop keeps
+    /// its kind within the slice (`parallel(y).distribute(y)`). Two or three distributed
+    /// loops of one stage split it over a grid of ranks chosen at run time. A distributed
+    /// Func is computed at the root; its consumers on other ranks receive what they need of
+    /// it (the border exchange).
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let f = Func::new("doc_distributed");
+    /// f.def((x, y), x + y);
+    /// f.parallel(y).distribute(y);
+    /// let c = Pipeline::new(&[&f]).compile(&"host-mpi".parse().unwrap()).unwrap();
+    /// // One rank of one computes everything.
+    /// let mut out = Buffer::<i32>::new(&[4, 3]);
+    /// let mut args = Args::new();
+    /// args.communicator(std::sync::Arc::new(halogen::runtime::distributed::SingleRank));
+    /// c.realize(&args, &mut out).unwrap();
+    /// assert_eq!(out[[3, 2]], 5);
+    /// ```
     #[track_caller]
     pub fn distribute(&self, var: impl Into<VarOrRVar>) -> &Stage {
-        self.set_kind("distribute", Location::caller(), var.into().name(), ForKind::Distributed)
+        let var = var.into().name();
+        self.with_schedule("distribute", Location::caller(), |s| {
+            position(s, &var)?;
+            if !s.distributed.contains(&var) {
+                s.distributed.push(var.clone());
+            }
+            Ok(())
+        })
     }
 
     /// Split `var` by `factor` and vectorize the inner loop; `var` names the outer loop.

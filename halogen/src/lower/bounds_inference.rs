@@ -11,6 +11,7 @@
 //! bounds of a pyramid's coarse levels grow exponentially with the number of levels.
 
 use super::boxes::{touched_only, touched_with_products, union_region, Region, Unbounded};
+use super::distribute;
 use super::environment::{Environment, FuncInfo};
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
@@ -132,6 +133,24 @@ fn wrap_lets(lets: &[(Name, Expr)], body: Stmt) -> Stmt {
     lets.iter().rev().fold(body, |b, (n, v)| Stmt::let_stmt(n.clone(), v.clone(), b))
 }
 
+/// The top-level bound symbols in `frame` that depend on the rank (not the global
+/// versions).
+fn local_symbols(frame: &[(Name, Expr)]) -> Vec<Name> {
+    frame.iter().map(|(n, _)| n.clone()).filter(|n| !n.ends_with(".global")).collect()
+}
+
+/// The global region of a distributed output, from the run-time parameters
+/// `name.global.min.d` and `name.global.extent.d` (the shape of its distributed buffer).
+pub fn global_output_region(name: &str, dims: usize) -> Region {
+    (0..dims)
+        .map(|d| {
+            let min = i32_param(format!("{name}.global.min.{d}"));
+            let max = Expr::sub(Expr::add(min.clone(), i32_param(format!("{name}.global.extent.{d}"))), Expr::i32(1));
+            Interval { min: Some(min), max: Some(max) }
+        })
+        .collect()
+}
+
 /// Computes the stage bounds of `f` at its compute site: appends their lets to `frame`
 /// (the lets of the compute level) and returns the pair with its checks.
 fn process_pair(
@@ -179,6 +198,35 @@ fn process_pair(
             ));
         }
         required = buf;
+    }
+    // On the ranks of a distributed run, a root Func covers the region all ranks need
+    // together (a distributed Func then computes its slice of it), unless it is
+    // `compute_rank`; what this rank's consumers need is kept for its storage and its
+    // border exchange.
+    let at_root = ctx.distributed && ctx.depth == 0;
+    let is_distributed = distribute::is_distributed(f);
+    if is_distributed && !at_root {
+        return Err(Error::Schedule(format!(
+            "Func '{name}' is distributed but computed inside another Func's loops; a distributed Func is \
+             computed at the root (compute_root)"
+        )));
+    }
+    let symbols: Vec<Name> = if at_root { local_symbols(frame) } else { Vec::new() };
+    let needed = required.clone();
+    if at_root {
+        if f.is_output {
+            if is_distributed {
+                required = global_output_region(name, dims);
+            }
+        } else if is_distributed || !f.schedule.compute_rank {
+            required = required
+                .iter()
+                .map(|iv| Interval {
+                    min: iv.min.as_ref().map(|e| distribute::globalize(e, &symbols)),
+                    max: iv.max.as_ref().map(|e| distribute::globalize(e, &symbols)),
+                })
+                .collect();
+        }
     }
     for b in &f.schedule.bounds {
         let Some(d) = f.args.iter().position(|a| *a == b.var) else {
@@ -274,7 +322,12 @@ fn process_pair(
         all.append(&mut lets);
         lets = all;
     }
-    let realized = simplify_region(&later.unwrap_or_else(|| required.clone()));
+    let owned = later.clone();
+    let mut realized = simplify_region(&later.unwrap_or_else(|| required.clone()));
+    if at_root && is_distributed && !f.is_output {
+        // Storage for this rank's slice and for what it receives.
+        realized = simplify_region(&union_region(&realized, &needed));
+    }
     if f.is_output {
         let buf = buffer_region(name, dims);
         for d in 0..dims {
@@ -291,6 +344,27 @@ fn process_pair(
     }
     ctx.realized.insert(name.clone(), realized);
 
+    if at_root {
+        // The global version of each bound, for the Funcs computed before this one.
+        let globals: Vec<(Name, Expr)> =
+            lets.iter().map(|(n, v)| (distribute::global_name(n), distribute::globalize(v, &symbols))).collect();
+        lets.extend(globals);
+    }
+    let produce = match (is_distributed, &consume, owned) {
+        (true, Some(_), Some(owned)) => {
+            let mut in_scope: Vec<(Name, Expr)> = frame.clone();
+            in_scope.extend(lets.iter().cloned());
+            in_scope.retain(|(n, _)| !n.ends_with(".global"));
+            let exchange = distribute::border_exchange(f, &simplify_region(&owned), &needed, &in_scope);
+            match produce {
+                Stmt::ProducerConsumer { name, is_producer, body } => {
+                    Stmt::ProducerConsumer { name, is_producer, body: Box::new(Stmt::Block(vec![*body, exchange])) }
+                }
+                other => other,
+            }
+        }
+        _ => produce,
+    };
     let mut body = vec![produce];
     if let Some(c) = consume {
         body.push(c);
@@ -374,7 +448,10 @@ fn infer(s: Stmt, ctx: &mut Inference, frame: &mut Vec<(Name, Expr)>) -> Result<
             Stmt::For { name, min, extent, kind, tails, body } => {
                 // A new compute level: the Funcs computed here get their lets at its top.
                 let mut inner = Vec::new();
-                let body = infer(*body, ctx, &mut inner)?;
+                ctx.depth += 1;
+                let body = infer(*body, ctx, &mut inner);
+                ctx.depth -= 1;
+                let body = body?;
                 Ok(Stmt::For { name, min, extent, kind, tails, body: Box::new(insert_lets(inner, body)) })
             }
             Stmt::ProducerConsumer { name, is_producer, body } => {
@@ -439,7 +516,12 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
                     return Err(Error::Bounds(format!("Func '{name}': the storage of dimension {d} cannot be bounded over the loops between its store and compute levels")));
                 };
                 let lo = simplify(&lo);
-                let extent = simplify(&Expr::add(Expr::sub(hi, lo.clone()), Expr::i32(1)));
+                let mut extent = Expr::add(Expr::sub(hi, lo.clone()), Expr::i32(1));
+                if ctx.distributed {
+                    // A rank may have nothing of a Func to compute or to receive.
+                    extent = Expr::max(extent, Expr::i32(0));
+                }
+                let extent = simplify(&extent);
                 bounds.push(Range::new(lo, extent));
             }
             let body = fill_realize_bounds(*body, ctx)?;
@@ -562,6 +644,11 @@ struct Inference<'a> {
     /// The region of each Func realized per iteration of its compute level, found at its
     /// compute site and used to size its storage at its store level.
     realized: HashMap<Name, Vec<Interval>>,
+    /// The pipeline runs on the ranks of a distributed run (some stage is distributed):
+    /// root Funcs get global bounds too (see [`super::distribute`]).
+    distributed: bool,
+    /// How many loops enclose the pair being inferred (0: the root).
+    depth: usize,
 }
 
 /// `s` without the statements that only name the calls of Funcs computed inline (see
@@ -592,7 +679,8 @@ fn is_inlined_call(e: &Expr, env: &Environment) -> bool {
 
 /// Runs bounds inference over the scheduled loop nest.
 pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
-    let ctx = &mut Inference { env: &ctx.env, realized: HashMap::new() };
+    let distributed = ctx.env.funcs.values().any(distribute::is_distributed);
+    let ctx = &mut Inference { env: &ctx.env, realized: HashMap::new(), distributed, depth: 0 };
     let mut root = Vec::new();
     let s = infer(s, ctx, &mut root)?;
     let s = fill_realize_bounds(s, ctx)?;
@@ -614,7 +702,9 @@ pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
         });
     }
     let body = match any_output_has_pixels {
-        Some(c) if !c.is_true() => Stmt::if_then(c, Stmt::block(all)),
+        // Every rank of a distributed run takes part in every border exchange, whether its
+        // own slice of the outputs is empty or not.
+        Some(c) if !c.is_true() && !ctx.distributed => Stmt::if_then(c, Stmt::block(all)),
         _ => Stmt::block(all),
     };
     Ok(wrap_lets(&root, body))

@@ -298,6 +298,9 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Stmt::Evaluate(e) => self.expr(e),
+                // A border exchange moves values a producer already computed on some rank
+                // within its storage: it adds to no region.
+                Stmt::Transfer { .. } | Stmt::TransferWait => {}
             }
         })
     }

@@ -531,6 +531,21 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
     check_one_namespace(&func_names, &images, &params)?;
     let fused = check_compute_with(&funcs, &before_inlining)?;
     let order = realization_order(&funcs, &output_names, &fused)?;
+    // A distributed pipeline also reads its rank, the number of ranks, the grids of ranks,
+    // and the global shape of each distributed output.
+    if funcs.values().any(super::distribute::is_distributed) {
+        params.extend(super::distribute::params());
+        for o in &output_names {
+            let f = &funcs[o];
+            if super::distribute::is_distributed(f) {
+                for d in 0..f.args.len() {
+                    for what in ["min", "extent"] {
+                        params.insert(format!("{o}.global.{what}.{d}").into(), Type::i32());
+                    }
+                }
+            }
+        }
+    }
     Ok(Environment { funcs, order, outputs: output_names, images, params })
 }
 

@@ -154,6 +154,7 @@ pub fn schedule(outputs: &[FuncRef], target: &Target) -> Result<Scheduled> {
     let s = schedule_functions(&ctx)?;
     after("schedule functions", &s, &ctx, Phase::Scheduled)?;
     check_loop_kinds(&s, target)?;
+    super::distribute::check_target(&ctx.env, target)?;
     Ok(Scheduled { stmt: s, env: ctx.env })
 }
 

@@ -4,6 +4,7 @@
 pub mod bounds_inference;
 pub mod boxes;
 pub mod compute_with;
+pub mod distribute;
 pub mod environment;
 pub mod loop_kinds;
 #[allow(clippy::module_inception)]

@@ -308,6 +308,7 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
     for (name, value) in lets {
         body = Stmt::let_stmt(format!("{prefix}{name}"), value, body);
     }
+    let grid = super::distribute::stage_grid(f, k)?;
     for dim in &sched.dims {
         let name = internal
             .get(&dim.var)
@@ -326,14 +327,12 @@ pub fn build_stage(f: &FuncInfo, k: usize, loops: &mut Loops, checks: &mut Vec<S
             (ForKind::Serial, Some(n), Some(useful)) if n > LONG_GUARDED_LOOP => useful.clone(),
             _ => r.extent.clone(),
         };
-        body = Stmt::For {
-            name: loop_name,
-            min: r.min.clone(),
-            extent,
-            kind: dim.kind,
-            tails: here,
-            body: Box::new(body),
+        // A distributed loop runs this rank's slice of its iterations.
+        let (min, extent) = match grid.iter().find(|g| g.var == dim.var) {
+            Some(g) => super::distribute::slice(&r.min, &extent, &g.coordinate, &g.count),
+            None => (r.min.clone(), extent),
         };
+        body = Stmt::For { name: loop_name, min, extent, kind: dim.kind, tails: here, body: Box::new(body) };
     }
     if sched.single_gpu_thread {
         if let Some(d) = sched.dims.iter().find(|d| matches!(d.kind, ForKind::GpuBlock | ForKind::GpuThread)) {
@@ -379,8 +378,10 @@ fn check_update_loops(
         if atomic && matches!(dim.kind, ForKind::GpuBlock | ForKind::GpuThread) {
             continue;
         }
-        // Every kind whose iterations may run at once (or out of order).
-        let word = match dim.kind {
+        // Every kind whose iterations may run at once (or out of order); the ranks' slices
+        // of a distributed loop run at once.
+        let kind = if stage.schedule.distributed.contains(&dim.var) { ForKind::Distributed } else { dim.kind };
+        let word = match kind {
             ForKind::Parallel => "parallel",
             ForKind::Vectorized => "vectorize",
             ForKind::GpuBlock => "gpu_blocks",

@@ -130,6 +130,38 @@ impl Mutator for Flatten<'_> {
                     }
                     out
                 }
+                Stmt::Transfer { op, peer, buffer, mins, extents, strides, .. } if strides.is_empty() => {
+                    // One transfer per value's buffer, at the flat index of the box's first
+                    // element, with the strides of the storage (a fold never reaches here:
+                    // a distributed Func is stored at the root).
+                    let f = &self.env.funcs[buffer];
+                    let mins: Vec<Expr> = mins.iter().map(|a| self.mutate_expr(a)).collect();
+                    let index = self.index(buffer, &mins, false);
+                    let internal = self.internal.contains_key(buffer);
+                    let strides: Vec<Expr> = (0..mins.len())
+                        .map(|d| match (internal, d) {
+                            (true, _) => sym(buffer, "stride", d),
+                            (false, 0) => Expr::i32(1),
+                            (false, _) => shape_param(buffer, "stride", d),
+                        })
+                        .collect();
+                    let names = f.buffer_names();
+                    Stmt::block(
+                        names
+                            .into_iter()
+                            .zip(&f.types)
+                            .map(|(b, ty)| Stmt::Transfer {
+                                op: *op,
+                                peer: peer.clone(),
+                                buffer: b,
+                                ty: *ty,
+                                mins: vec![index.clone()],
+                                extents: extents.clone(),
+                                strides: strides.clone(),
+                            })
+                            .collect(),
+                    )
+                }
                 Stmt::Provide { name, values, args } => {
                     let args: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
                     let values: Vec<Expr> = values.iter().map(|v| self.mutate_expr(v)).collect();

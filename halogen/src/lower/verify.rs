@@ -414,7 +414,31 @@ impl Verifier<'_> {
                     }
                 }
                 Stmt::Evaluate(e) => self.expr(e),
-                Stmt::Free { .. } => {}
+                Stmt::Free { .. } | Stmt::TransferWait => {}
+                Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => {
+                    let flat = self.phase >= Phase::Flattened;
+                    let dims = extents.len();
+                    let shape_ok = if flat {
+                        mins.len() == 1 && strides.len() == dims
+                    } else {
+                        mins.len() == dims && strides.is_empty()
+                    };
+                    self.check(shape_ok, || {
+                        format!(
+                            "{} of '{buffer}' has {} mins, {dims} extents and {} strides",
+                            op.word(),
+                            mins.len(),
+                            strides.len()
+                        )
+                    });
+                    self.scalar_i32(&format!("peer of the {} of '{buffer}'", op.word()), peer);
+                    for e in mins.iter().chain(extents).chain(strides) {
+                        self.scalar_i32(&format!("box of the {} of '{buffer}'", op.word()), e);
+                    }
+                    if flat {
+                        self.check_buffer(op.word(), buffer, *ty);
+                    }
+                }
             }
         })
     }

@@ -14,6 +14,17 @@ pub fn sanitize_enabled() -> bool {
     std::env::var("HALOGEN_SANITIZE").is_ok_and(|v| v.trim() == "1")
 }
 
+/// Whether `HALOGEN_MPI_STATS=1` asks each rank of a distributed run to print what it sent
+/// and received (see [`super::distributed::print_stats_if_asked`]).
+///
+/// ```
+/// let on = std::env::var("HALOGEN_MPI_STATS").is_ok_and(|v| v.trim() == "1");
+/// assert_eq!(halogen::runtime::config::mpi_stats_enabled(), on);
+/// ```
+pub fn mpi_stats_enabled() -> bool {
+    std::env::var("HALOGEN_MPI_STATS").is_ok_and(|v| v.trim() == "1")
+}
+
 /// Where compiled code is cached (the JIT's libraries, the CUDA runtime's cubins):
 /// `$HALOGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/halogen`, else `$HOME/.cache/halogen`, else
 /// a folder in the temporary directory.

@@ -1,9 +1,11 @@
 //! The C ABI between Rust and generated code: the buffer descriptor (with its device
 //! handle, device interface and dirty flags), the scalar parameter union, the runtime
-//! function table, and the entry point's signature. The layouts match `RUNTIME_TYPES` in
-//! `backend/c/prelude.rs` field for field; generated C checks that with the numbers of
-//! [`super::layout`].
+//! function table, the entry point's signature, and the context of one call (with the
+//! communicator of a distributed run, see [`super::distributed`]). The layouts match
+//! `RUNTIME_TYPES` in `backend/c/prelude.rs` field for field; generated C checks that with
+//! the numbers of [`super::layout`].
 
+use super::distributed::{Communicator, DistributedRun};
 use super::thread_pool;
 use crate::error::{Error, Result};
 use crate::ir::semantics::Scalar;
@@ -11,7 +13,7 @@ use crate::ir::{Expr, Type, TypeCode};
 use crate::runtime::{BufferDim, RawBuffer, RawBufferMut};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One dimension of a buffer (`struct halogen_dim`).
 #[repr(C)]
@@ -293,6 +295,35 @@ pub struct HalogenRuntime {
     >,
     /// Releases the device copy of a buffer the pipeline allocated.
     pub gpu_release: Option<unsafe extern "C" fn(ctx: *mut c_void, buf: *mut HalogenBuffer)>,
+    /// A border exchange of a distributed run (see [`super::distributed::halogen_exchange`]):
+    /// `op` [`exchange_op::SEND`] posts a send of the region (`dims` dimensions of
+    /// `extents` and `strides`, in elements of `elem_bytes` bytes, from `base`) to rank
+    /// `peer`, [`exchange_op::RECEIVE`] posts a receive from `peer` into it, and
+    /// [`exchange_op::FINISH`] completes the posted transfers (the other arguments
+    /// ignored). Nonzero on failure (reported through `error`). `None` in a runtime
+    /// without distribution.
+    pub exchange: Option<
+        unsafe extern "C" fn(
+            ctx: *mut c_void,
+            op: i32,
+            peer: i32,
+            base: *mut c_void,
+            elem_bytes: i32,
+            dims: i32,
+            extents: *const i64,
+            strides: *const i64,
+        ) -> c_int,
+    >,
+}
+
+/// The operations of [`HalogenRuntime::exchange`].
+pub mod exchange_op {
+    /// Post a send of the region to the peer.
+    pub const SEND: i32 = 0;
+    /// Post a receive from the peer into the region.
+    pub const RECEIVE: i32 = 1;
+    /// Complete the exchange: every posted send and receive.
+    pub const FINISH: i32 = 2;
 }
 
 /// The GPU kernels of one generated file (`struct halogen_kernels`): their source, the
@@ -349,18 +380,51 @@ pub type EntryPoint = unsafe extern "C" fn(
     params: *const HalogenScalar,
 ) -> c_int;
 
-/// What one call of generated code reports through its `ctx`: the first error.
+/// What one call of generated code reports through its `ctx`: the first error; and, for
+/// a rank of a distributed run, its communicator.
+///
+/// ```
+/// use halogen::runtime::distributed::{Communicator, SingleRank};
+/// use halogen::runtime::ffi::RunContext;
+/// use std::sync::Arc;
+/// assert!(RunContext::new().communicator().is_none());
+/// let ctx = RunContext::with_communicator(Arc::new(SingleRank));
+/// assert_eq!(ctx.communicator().unwrap().ranks(), 1);
+/// ```
 #[derive(Debug, Default)]
 pub struct RunContext {
     error: Mutex<Option<String>>,
     /// What the run did on devices (see [`super::gpu`]).
     gpu: Mutex<super::gpu::RunState>,
+    /// The communicator of a distributed run and the border exchange being posted.
+    distributed: Mutex<Option<DistributedRun>>,
 }
 
 impl RunContext {
     /// A context with no error.
     pub fn new() -> RunContext {
         RunContext::default()
+    }
+
+    /// A context for one rank of a distributed run, whose border exchanges go through
+    /// `comm`.
+    pub fn with_communicator(comm: Arc<dyn Communicator>) -> RunContext {
+        RunContext { distributed: Mutex::new(Some(DistributedRun::new(comm))), ..RunContext::default() }
+    }
+
+    /// A context with `comm`'s communicator, if any.
+    fn for_run(comm: Option<Arc<dyn Communicator>>) -> RunContext {
+        comm.map_or_else(RunContext::new, RunContext::with_communicator)
+    }
+
+    /// The run's communicator; `None` outside a distributed run.
+    pub fn communicator(&self) -> Option<Arc<dyn Communicator>> {
+        self.distributed().as_ref().map(|d| d.comm.clone())
+    }
+
+    /// The run's communicator and pending border exchange.
+    pub(crate) fn distributed(&self) -> MutexGuard<'_, Option<DistributedRun>> {
+        self.distributed.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The first error reported, if any.
@@ -372,7 +436,8 @@ impl RunContext {
     /// table's functions; `None` for null.
     ///
     /// # Safety
-    /// A non-null `ctx` is the pointer [`call`] or [`call_on_host`] made from a live
+    /// A non-null `ctx` is the pointer [`call`] or [`call_on_host`] (or their
+    /// `_with_communicator` forms) made from a live
     /// `RunContext` for the call in progress.
     pub(crate) unsafe fn from_raw<'a>(ctx: *mut c_void) -> Option<&'a RunContext> {
         // SAFETY: the caller's promise.
@@ -408,7 +473,8 @@ unsafe extern "C" fn report_error(ctx: *mut c_void, message: *const c_char) {
 }
 
 /// The runtime table handed to generated code: `par_for` on the Halogen thread pool,
-/// intermediate buffers from the pooled heap ([`super::pool`]).
+/// intermediate buffers from the pooled heap ([`super::pool`]), border exchanges through
+/// the run's communicator ([`super::distributed`]).
 pub static RUNTIME: HalogenRuntime = HalogenRuntime {
     par_for: thread_pool::halogen_par_for,
     error: report_error,
@@ -416,6 +482,7 @@ pub static RUNTIME: HalogenRuntime = HalogenRuntime {
     free: super::pool::pool_free,
     gpu_launch: Some(super::gpu::halogen_gpu_launch),
     gpu_release: Some(super::gpu::halogen_gpu_release),
+    exchange: Some(super::distributed::halogen_exchange),
 };
 
 /// Calls the entry point `entry` with these buffers and parameters; a nonzero return
@@ -428,7 +495,22 @@ pub static RUNTIME: HalogenRuntime = HalogenRuntime {
 /// access the pipeline's bounds checks allow), and that memory must stay valid and, for
 /// outputs, unaliased for the call.
 pub unsafe fn call(entry: EntryPoint, buffers: &mut [HalogenBuffer], params: &[HalogenScalar]) -> Result<()> {
-    let ctx = RunContext::new();
+    // SAFETY: the caller's promise.
+    unsafe { call_with_communicator(entry, buffers, params, None) }
+}
+
+/// [`call`] for one rank of a distributed run: the entry point's border exchanges go
+/// through `comm` (a run of a pipeline with distributed loops and no communicator fails).
+///
+/// # Safety
+/// As for [`call`].
+pub unsafe fn call_with_communicator(
+    entry: EntryPoint,
+    buffers: &mut [HalogenBuffer],
+    params: &[HalogenScalar],
+    comm: Option<Arc<dyn Communicator>>,
+) -> Result<()> {
+    let ctx = RunContext::for_run(comm);
     let ptrs: Vec<*mut HalogenBuffer> = buffers.iter_mut().map(|b| b as *mut HalogenBuffer).collect();
     // SAFETY: the caller's promise.
     unsafe { invoke(entry, &ctx, &ptrs, params) }
@@ -449,8 +531,10 @@ unsafe fn invoke(
     // Device copies back and released, whether the run succeeded or not.
     // SAFETY: the descriptors are live (the caller's promise).
     let finished = unsafe { super::gpu::finish_run(ctx, ptrs) };
+    // Transfers posted and never completed are dropped (an error when the run succeeded).
+    let exchanged = super::distributed::check_no_pending_exchange(ctx);
     if rc == 0 {
-        return finished;
+        return finished.and(exchanged);
     }
     Err(Error::Runtime(ctx.take_error().unwrap_or_else(|| format!("generated code failed with code {rc}"))))
 }
@@ -477,7 +561,22 @@ pub struct NamedBuffer<'a> {
 /// As for [`call`], for the descriptors in `buffers`; and every non-null
 /// `device_interface` must point to a valid table whose functions accept the descriptor.
 pub unsafe fn call_on_host(entry: EntryPoint, buffers: &mut [NamedBuffer<'_>], params: &[HalogenScalar]) -> Result<()> {
-    let ctx = RunContext::new();
+    // SAFETY: the caller's promise.
+    unsafe { call_on_host_with_communicator(entry, buffers, params, None) }
+}
+
+/// [`call_on_host`] for one rank of a distributed run: the entry point's border exchanges
+/// go through `comm`.
+///
+/// # Safety
+/// As for [`call_on_host`].
+pub unsafe fn call_on_host_with_communicator(
+    entry: EntryPoint,
+    buffers: &mut [NamedBuffer<'_>],
+    params: &[HalogenScalar],
+    comm: Option<Arc<dyn Communicator>>,
+) -> Result<()> {
+    let ctx = RunContext::for_run(comm);
     let ctx_ptr = &ctx as *const RunContext as *mut c_void;
     // SAFETY: the interfaces are valid (the caller's promise).
     unsafe { super::device::prepare_host_run(ctx_ptr, buffers)? };
@@ -602,6 +701,21 @@ fn check_covers(name: &str, dims: &[BufferDim], len: usize) -> Result<()> {
 /// order with its types. A binding in device memory must belong to the device the entry
 /// point's kernels run on, and only its kernels may touch it.
 pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], params: &[HalogenScalar]) -> Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe { call_checked_with_communicator(entry, buffers, params, None) }
+}
+
+/// [`call_checked`] for one rank of a distributed run: the entry point's border exchanges
+/// go through `comm` ([`call_on_host_with_communicator`]).
+///
+/// # Safety
+/// As for [`call_checked`].
+pub unsafe fn call_checked_with_communicator(
+    entry: EntryPoint,
+    buffers: &[BufferBinding<'_>],
+    params: &[HalogenScalar],
+    comm: Option<Arc<dyn Communicator>>,
+) -> Result<()> {
     let mut dims: Vec<Vec<HalogenDim>> = Vec::with_capacity(buffers.len());
     for b in buffers {
         if b.ty.element() != b.elem || b.shape.len() != b.dims {
@@ -632,7 +746,7 @@ pub unsafe fn call_checked(entry: EntryPoint, buffers: &[BufferBinding<'_>], par
     // (check_covers); outputs are borrowed mutably, so nothing aliases them. No descriptor
     // has a device interface; one in device memory is only touched by kernels (the
     // caller's promise).
-    unsafe { call_on_host(entry, &mut descriptors, params) }
+    unsafe { call_on_host_with_communicator(entry, &mut descriptors, params, comm) }
 }
 
 #[cfg(test)]

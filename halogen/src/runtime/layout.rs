@@ -59,7 +59,11 @@ pub fn layouts() -> Vec<CLayout> {
             [device, device_interface, host, flags, type_code, type_bits, type_lanes, dimensions, dim]
         ),
         layout!(HalogenScalar, "union halogen_scalar", [b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64]),
-        layout!(HalogenRuntime, "struct halogen_runtime", [par_for, error, alloc, free, gpu_launch, gpu_release]),
+        layout!(
+            HalogenRuntime,
+            "struct halogen_runtime",
+            [par_for, error, alloc, free, gpu_launch, gpu_release, exchange]
+        ),
         layout!(HalogenKernels, "struct halogen_kernels", [api, checks, source, check_messages, state]),
         layout!(HalogenKernelArg, "struct halogen_kernel_arg", [value, size, buffer, access]),
     ]

@@ -86,6 +86,10 @@ pub struct StageSchedule {
     /// block of one thread, so that a small stage between GPU stages keeps its data on the
     /// device.
     pub single_gpu_thread: bool,
+    /// `distribute(v)`: the loops whose iterations are split into one contiguous slice per
+    /// rank of a distributed run (innermost first, as in `dims`). The loop keeps its kind
+    /// within the slice: `parallel(y).distribute(y)` runs each rank's rows in parallel.
+    pub distributed: Vec<Name>,
 }
 
 /// Where a Func is computed and stored, and how its storage is laid out.
@@ -104,4 +108,8 @@ pub struct FuncSchedule {
     /// `compute_with(parent, var)`: its loops are the parent's, from the outermost down to
     /// and including the parent's loop `var` (parent Func, loop variable).
     pub compute_with: Option<(Name, Name)>,
+    /// `compute_rank()`: computed at the root, over the region the consumers on this rank
+    /// of a distributed run need (without it, a root Func that is not distributed is
+    /// computed over the region every rank together needs).
+    pub compute_rank: bool,
 }

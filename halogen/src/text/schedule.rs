@@ -32,6 +32,7 @@ impl Arg {
 /// strategy, `*` any number of loop variables (at least one).
 const SIGNATURES: &[(&str, &[&str])] = &[
     ("compute_root", &[""]),
+    ("compute_rank", &[""]),
     ("compute_inline", &[""]),
     ("store_root", &[""]),
     ("compute_at", &["fv"]),
@@ -57,6 +58,8 @@ const SIGNATURES: &[(&str, &[&str])] = &[
     ("gpu_tile_1d", &["vvvn"]),
     ("atomic", &[""]),
     ("gpu_single_thread", &[""]),
+    // Over one, two or three loops (a grid of ranks).
+    ("distribute", &["v", "vv", "vvv"]),
 ];
 
 /// Only updates have these.
@@ -65,6 +68,7 @@ const UPDATE_ONLY: &[&str] = &["atomic"];
 /// Only the pure stage has these.
 const FUNC_ONLY: &[&str] = &[
     "compute_root",
+    "compute_rank",
     "compute_inline",
     "store_root",
     "compute_at",
@@ -211,6 +215,9 @@ impl Directive {
             "compute_root" => {
                 f.compute_root();
             }
+            "compute_rank" => {
+                f.compute_rank();
+            }
             "compute_inline" => {
                 f.compute_inline();
             }
@@ -306,6 +313,11 @@ impl Directive {
             }
             "gpu_single_thread" => {
                 s.gpu_single_thread();
+            }
+            "distribute" => {
+                for i in 0..a.len() {
+                    s.distribute(v(i));
+                }
             }
             "atomic" => {
                 s.atomic();

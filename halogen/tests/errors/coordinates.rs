@@ -155,7 +155,8 @@ fn the_generated_checks_hold_without_the_rust_side() {
         let mut out = Buffer::<i32>::with_min(&[i32::MAX - 4], &[5]);
         let output_shapes = vec![("ramp".into(), out.raw().dims.clone())];
         let outputs = vec![("ramp".into(), out.raw_mut())];
-        let bindings = Bindings { inputs: Vec::new(), outputs, output_shapes, params: BTreeMap::new() };
+        let bindings =
+            Bindings { inputs: Vec::new(), outputs, output_shapes, params: BTreeMap::new(), communicator: None };
         let e = exe.run(bindings).unwrap_err().to_string();
         assert_eq!(
             e,

@@ -94,7 +94,16 @@ impl Simplifier {
                     values: values.iter().map(|e| self.mutate(e).0).collect(),
                     args: args.iter().map(|e| self.mutate(e).0).collect(),
                 },
-                Stmt::Free { .. } => s.clone(),
+                Stmt::Free { .. } | Stmt::TransferWait => s.clone(),
+                Stmt::Transfer { .. } => {
+                    let t = s.map_children(|c| c.clone(), |e| self.mutate(e).0);
+                    // An empty box moves nothing.
+                    let Stmt::Transfer { extents, .. } = &t else { unreachable!() };
+                    if extents.iter().any(|e| e.as_int().is_some_and(|n| n <= 0)) {
+                        return Stmt::no_op();
+                    }
+                    t
+                }
             }
         })
     }

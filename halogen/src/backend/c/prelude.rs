@@ -137,6 +137,13 @@ struct halogen_runtime {
                       const int32_t *threads, const struct halogen_kernel_arg *args, int32_t nargs);
     /* Releases the device copy of a buffer the pipeline allocated (its storage ends). */
     void (*gpu_release)(void *ctx, struct halogen_buffer *buf);
+    /* A border exchange of a distributed run: op 0 posts a send of the region (`dims`
+       dimensions of `extents` and `strides`, in elements of `elem_bytes` bytes, from `base`)
+       to rank `peer`, op 1 posts a receive from `peer` into it, op 2 completes every posted
+       transfer (the other arguments ignored). Nonzero on failure (reported through
+       `error`). Null in a runtime without distribution. */
+    int (*exchange)(void *ctx, int32_t op, int32_t peer, void *base, int32_t elem_bytes, int32_t dims,
+                    const int64_t *extents, const int64_t *strides);
 };
 #endif
 "#;
@@ -304,8 +311,10 @@ static void h_free(void *ctx, void *block) {
     (void)ctx;
     free(block);
 }
-/* Without a runtime there is no device: a pipeline with GPU kernels then fails with a message. */
-static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error, h_malloc, h_free, NULL, NULL};
+/* Without a runtime there is no device and no distribution: a pipeline with GPU kernels or
+   distributed loops then fails with a message. */
+static const struct halogen_runtime h_serial_runtime = {h_serial_par_for, h_stderr_error, h_malloc, h_free, NULL, NULL,
+                                                        NULL};
 "#;
 
 /// Streaming stores: an output of at least `H_STREAM_MIN_BYTES` that the pipeline never

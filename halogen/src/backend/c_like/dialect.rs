@@ -52,6 +52,18 @@ pub(crate) trait Dialect {
     fn allocate(&mut self, name: &Name, ty: Type, extents: &[Expr], body: &Stmt) -> Result<()>;
     /// Ends the use of storage `name` where the IR frees it early.
     fn free(&mut self, name: &Name) -> Result<()>;
+    /// A [`Stmt::Transfer`] or [`Stmt::TransferWait`] of a border exchange: the host calls
+    /// the runtime's `exchange`; a dialect without one (a GPU kernel) refuses it.
+    fn transfer(&mut self, s: &Stmt) -> Result<()> {
+        let what = match s {
+            Stmt::Transfer { op, buffer, .. } => format!("a {} of '{buffer}'", op.word()),
+            _ => "the end of a border exchange".into(),
+        };
+        Err(crate::error::Error::Target(format!(
+            "C back end: {what} between ranks, which this C dialect does not run (a distributed Func's border \
+             exchange runs on the host)"
+        )))
+    }
     /// Reports the C string `message` (a `char *` expression) and leaves the function with
     /// a failure, releasing what it holds.
     fn error_exit(&mut self, message: &str);

@@ -83,6 +83,7 @@ pub(crate) fn stmt(d: &mut impl Dialect, s: &Stmt) -> Result<()> {
                 d.writer().line(format!("(void){v};"));
                 Ok(())
             }
+            Stmt::Transfer { .. } | Stmt::TransferWait => d.transfer(s),
             Stmt::Provide { name, .. } => Err(internal(format!("Provide to '{name}' reached the C back end"))),
             Stmt::Realize { name, .. } => Err(internal(format!("Realize of '{name}' reached the C back end"))),
         }

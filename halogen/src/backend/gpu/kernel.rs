@@ -228,6 +228,15 @@ impl Walk<'_> {
             }
             Stmt::Store { .. } | Stmt::Free { .. } | Stmt::Evaluate(_) | Stmt::Assert { .. } => Ok(0),
             Stmt::Provide { .. } | Stmt::Realize { .. } => Ok(0),
+            Stmt::Transfer { buffer, .. } => Err(Error::Schedule(format!(
+                "the border exchange of '{buffer}' is inside a GPU kernel; a distributed Func is computed at the \
+                 root, outside GPU loops"
+            ))),
+            Stmt::TransferWait => Err(Error::Schedule(
+                "a border exchange is inside a GPU kernel; a distributed Func is computed at the root, outside GPU \
+                 loops"
+                    .into(),
+            )),
         }
     }
 }

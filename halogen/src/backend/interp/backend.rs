@@ -36,6 +36,9 @@ impl Backend for InterpBackend {
 impl Executable for Interpreted {
     fn run(&self, bindings: Bindings<'_, '_>) -> Result<RunStats> {
         let mut interp = Interpreter::new();
+        if let Some(c) = &bindings.communicator {
+            interp.set_communicator(c.clone());
+        }
         for (name, value) in bindings.shape_scalars() {
             interp.bind_scalar(&name, value);
         }

@@ -19,8 +19,10 @@
 use crate::error::{Error, Result};
 use crate::ir::semantics::{self, Scalar};
 use crate::ir::stack;
-use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, TransferOp, Type, TypeCode};
+use crate::runtime::distributed::{Communicator, StridedRegion};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 mod backend;
 
@@ -51,6 +53,7 @@ pub use crate::ir::semantics::MAX_ALLOCATION_ELEMENTS;
 /// assert_eq!(i32::from_ne_bytes(out[12..16].try_into().unwrap()), 6);
 /// ```
 pub struct Interpreter<'a> {
+    communicator: Option<Arc<dyn Communicator>>,
     scalars: Vec<(Name, Scalar)>,
     buffers: Vec<Bound<'a>>,
     pending: Option<Error>,
@@ -79,6 +82,7 @@ impl<'a> Interpreter<'a> {
     /// An interpreter with nothing bound.
     pub fn new() -> Interpreter<'a> {
         Interpreter {
+            communicator: None,
             scalars: Vec::new(),
             buffers: Vec::new(),
             pending: None,
@@ -114,6 +118,11 @@ impl<'a> Interpreter<'a> {
                 ));
             }
         }
+    }
+
+    /// The ranks a distributed pipeline's border exchanges go between.
+    pub fn set_communicator(&mut self, communicator: Arc<dyn Communicator>) {
+        self.communicator = Some(communicator);
     }
 
     /// Binds a read-only buffer of element type `elem` (bools take one byte each), stored as
@@ -206,7 +215,15 @@ impl<'a> Interpreter<'a> {
             bufs.push(RtBuf { name: name.clone(), elem: *elem, data: Storage::Unallocated });
         }
         let n = bufs.len();
-        Machine { vars, bufs, stores: vec![0; n], allocs: vec![None; n] }
+        Machine {
+            vars,
+            bufs,
+            communicator: self.communicator.clone(),
+            sends: Vec::new(),
+            receives: Vec::new(),
+            stores: vec![0; n],
+            allocs: vec![None; n],
+        }
     }
 
     fn collect_stats(&mut self, c: &Compiler, stores: &[u64], allocs: &[Option<u64>]) {
@@ -381,6 +398,17 @@ enum CS {
         else_case: Option<Box<CS>>,
     },
     Eval(Root),
+    /// One side of a border exchange (see [`Stmt::Transfer`], after storage flattening).
+    Transfer {
+        op: TransferOp,
+        peer: Root,
+        buf: BufRef,
+        index: Root,
+        extents: Vec<Root>,
+        strides: Vec<Root>,
+    },
+    /// Completes the border exchange.
+    TransferWait,
     /// As [`CE::Deep`], for statements.
     Deep(Box<CS>),
 }
@@ -589,6 +617,24 @@ impl Compiler {
                 else_case: else_case.as_ref().map(|e| self.stmt(e).map(Box::new)).transpose()?,
             },
             Stmt::Evaluate(e) => CS::Eval(self.root(e)?),
+            Stmt::Transfer { op, peer, buffer, mins, extents, strides, .. } => {
+                let [index] = &mins[..] else {
+                    return Err(Error::internal(
+                        PASS,
+                        format!("the {} of '{buffer}' reached the interpreter before storage flattening", op.word()),
+                    ));
+                };
+                let roots = |c: &mut Self, v: &[Expr]| v.iter().map(|e| c.root(e)).collect::<Result<Vec<_>>>();
+                CS::Transfer {
+                    op: *op,
+                    peer: self.root(peer)?,
+                    buf: self.buf(buffer),
+                    index: self.root(index)?,
+                    extents: roots(self, extents)?,
+                    strides: roots(self, strides)?,
+                }
+            }
+            Stmt::TransferWait => CS::TransferWait,
         })
     }
 }
@@ -759,9 +805,24 @@ fn format_value(v: Scalar, ty: Type) -> String {
     }
 }
 
+/// A receive of a border exchange under way: from `peer` into buffer slot `slot`, the box
+/// of `extents` × `strides` elements from `index`.
+struct PendingReceive {
+    peer: i32,
+    slot: usize,
+    index: i64,
+    extents: Vec<i64>,
+    strides: Vec<i64>,
+}
+
 struct Machine<'b> {
     vars: Vec<Val>,
     bufs: Vec<RtBuf<'b>>,
+    /// The ranks of a distributed run, and the border exchange under way: packed sends,
+    /// and where each receive goes (buffer slot, first index, extents, strides).
+    communicator: Option<Arc<dyn Communicator>>,
+    sends: Vec<(i32, Vec<u8>)>,
+    receives: Vec<PendingReceive>,
     /// Lanes stored, per buffer slot.
     stores: Vec<u64>,
     /// Largest allocation in elements, per buffer slot.
@@ -1051,6 +1112,71 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// That the box of `extents` × `strides` from `index` lies within buffer `slot`.
+    fn check_box(&self, slot: usize, index: i64, extents: &[i64], strides: &[i64]) -> RR<()> {
+        let b = &self.bufs[slot];
+        let len = (b.bytes()?.len() / b.elem.bytes()) as i64;
+        if extents.iter().any(|&e| e <= 0) {
+            return Ok(());
+        }
+        let (mut lo, mut hi) = (index, index);
+        for (&e, &s) in extents.iter().zip(strides) {
+            let reach = (e - 1).saturating_mul(s);
+            if reach < 0 {
+                lo = lo.saturating_add(reach);
+            } else {
+                hi = hi.saturating_add(reach);
+            }
+        }
+        if lo < 0 || hi >= len {
+            return Err(runtime(format!(
+                "border exchange of buffer '{}' reaches elements [{lo}, {hi}], outside its {len} elements",
+                b.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sends and receives the boxes of the border exchange under way.
+    fn finish_exchange(&mut self) -> RR<()> {
+        if self.sends.is_empty() && self.receives.is_empty() {
+            return Ok(());
+        }
+        let Some(comm) = self.communicator.clone() else {
+            return Err(runtime(
+                "the pipeline exchanges borders between ranks, but it runs without a communicator \
+                 (Args::communicator)"
+                    .into(),
+            ));
+        };
+        let sends = std::mem::take(&mut self.sends);
+        let receives = std::mem::take(&mut self.receives);
+        let wanted: Vec<(i32, usize)> = receives
+            .iter()
+            .map(|r| {
+                let n: i64 = r.extents.iter().map(|&e| e.max(0)).product();
+                (r.peer, n as usize * self.bufs[r.slot].elem.bytes())
+            })
+            .collect();
+        let got = comm.exchange(sends, &wanted).map_err(Box::new)?;
+        for (PendingReceive { slot, index, extents: ext, strides: str, .. }, bytes) in receives.into_iter().zip(got) {
+            let b = &mut self.bufs[slot];
+            let elem_bytes = b.elem.bytes();
+            let data = b.bytes_mut()?;
+            let region = StridedRegion {
+                base: data.as_mut_ptr().wrapping_add(index as usize * elem_bytes),
+                elem_bytes,
+                extents: ext,
+                strides: str,
+            };
+            // SAFETY: check_box proved the box lies in the buffer when the receive was posted,
+            // and storage does not move or shrink while it is live.
+            unsafe { region.unpack(&bytes) };
+            self.stores[slot] += (bytes.len() / elem_bytes) as u64;
+        }
+        Ok(())
+    }
+
     fn exec(&mut self, s: &CS) -> RR<()> {
         match s {
             CS::Let { slot, value, body } => {
@@ -1167,6 +1293,41 @@ impl Machine<'_> {
                     Ok(())
                 }
             }
+            CS::Transfer { op, peer, buf, index, extents, strides } => {
+                let peer = self.root_s(peer, || "the peer of a border exchange".into())?.as_i64() as i32;
+                let index = self.root_s(index, || "the box of a border exchange".into())?.as_i64();
+                let mut ext = Vec::with_capacity(extents.len());
+                for e in extents {
+                    ext.push(self.root_s(e, || "the box of a border exchange".into())?.as_i64());
+                }
+                let mut str = Vec::with_capacity(strides.len());
+                for e in strides {
+                    str.push(self.root_s(e, || "the box of a border exchange".into())?.as_i64());
+                }
+                let slot = Self::slot(buf)?;
+                self.check_box(slot, index, &ext, &str)?;
+                match op {
+                    TransferOp::Send => {
+                        let b = &self.bufs[slot];
+                        let bytes = b.bytes()?;
+                        let region = StridedRegion {
+                            // Only read through: pack copies out of it.
+                            base: bytes.as_ptr().wrapping_add(index as usize * b.elem.bytes()) as *mut u8,
+                            elem_bytes: b.elem.bytes(),
+                            extents: ext,
+                            strides: str,
+                        };
+                        // SAFETY: check_box proved every element of the box lies in the buffer.
+                        let packed = unsafe { region.pack() };
+                        self.sends.push((peer, packed));
+                    }
+                    TransferOp::Receive => {
+                        self.receives.push(PendingReceive { peer, slot, index, extents: ext, strides: str })
+                    }
+                }
+                Ok(())
+            }
+            CS::TransferWait => self.finish_exchange(),
             CS::Eval(e) => self.root(e).map(|_| ()),
             CS::Deep(s) => stack::guard(|| self.exec(s)),
         }

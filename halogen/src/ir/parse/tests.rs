@@ -128,6 +128,38 @@ fn loads_stores_and_allocations() {
 }
 
 #[test]
+fn border_exchanges_in_both_forms() {
+    let peer = var("p");
+    let boxed = Stmt::Transfer {
+        op: crate::ir::TransferOp::Receive,
+        peer: peer.clone(),
+        buffer: "f".into(),
+        ty: Type::u16(),
+        mins: vec![i(0), var("y")],
+        extents: vec![i(8), i(2)],
+        strides: vec![],
+    };
+    let flat = Stmt::Transfer {
+        op: crate::ir::TransferOp::Send,
+        peer: peer.clone(),
+        buffer: "f".into(),
+        ty: Type::u16(),
+        mins: vec![Expr::mul(var("y"), i(8))],
+        extents: vec![i(8), i(2)],
+        strides: vec![i(1), i(8)],
+    };
+    let s = Stmt::block(vec![
+        Stmt::for_loop("p", i(0), Expr::param(Type::i32(), "__ranks"), ForKind::Serial, Stmt::block(vec![boxed, flat])),
+        Stmt::TransferWait,
+    ]);
+    let text = s.to_string();
+    assert!(text.contains("receive f:uint16([0, 8], [y:var:int32, 2]) from rank p"), "{text}");
+    assert!(text.contains("send f:uint16[(y:var:int32 * 8)] extents [8, 2] strides [1, 8] to rank p"), "{text}");
+    assert!(text.contains("wait transfers"), "{text}");
+    round_trip(&s);
+}
+
+#[test]
 fn lets_and_allocations_that_end_before_their_block_are_braced() {
     let e = Stmt::Evaluate(var("y"));
     let s = Stmt::Block(vec![

@@ -34,7 +34,7 @@ use crate::backend::c_like::printer as core;
 use crate::backend::c_like::syntax::{arith_symbol, bit_symbol, paren, strip_parens};
 use crate::backend::c_like::writer::Writer;
 use crate::error::{Error, Result};
-use crate::ir::{BinOp, Expr, ExprKind, ForKind, Intrinsic, Name, Stmt, Type, TypeCode};
+use crate::ir::{BinOp, Expr, ExprKind, ForKind, Intrinsic, Name, Stmt, TransferOp, Type, TypeCode};
 use crate::target::MachineParams;
 
 mod entry;
@@ -544,6 +544,43 @@ impl Dialect for Printer {
             self.line(self.heap_free(&b.cname));
             self.line(format!("{} = NULL;", b.cname));
         }
+        Ok(())
+    }
+
+    fn transfer(&mut self, s: &Stmt) -> Result<()> {
+        self.open("if (!rt->exchange) {");
+        self.error_exit("\"the pipeline exchanges borders between ranks, but its runtime has no exchange\"");
+        self.close("}");
+        let call = match s {
+            Stmt::Transfer { op, peer, buffer, mins, extents, strides, .. } => {
+                let b = self.lookup_buf(buffer)?.clone();
+                let list = |p: &mut Self, v: &[Expr]| -> Result<String> {
+                    Ok(v.iter()
+                        .map(|x| core::expr(p, x).map(|s| strip_parens(&s).to_string()))
+                        .collect::<Result<Vec<_>>>()?
+                        .join(", "))
+                };
+                let index = core::expr(self, &mins[0])?;
+                let peer = core::expr(self, peer)?;
+                let (exts, strs) = (list(self, extents)?, list(self, strides)?);
+                let op = match op {
+                    TransferOp::Send => 0,
+                    TransferOp::Receive => 1,
+                };
+                format!(
+                    "rt->exchange(ctx, {op}, {}, (void *)({} + {index}), {}, {}, (const int64_t[]){{{exts}}}, (const int64_t[]){{{strs}}})",
+                    strip_parens(&peer),
+                    b.cname,
+                    b.elem.bytes(),
+                    extents.len()
+                )
+            }
+            _ => "rt->exchange(ctx, 2, 0, NULL, 0, 0, NULL, NULL)".to_string(),
+        };
+        // The runtime has reported what failed.
+        self.open(format!("if ({call}) {{"));
+        self.fail();
+        self.close("}");
         Ok(())
     }
 

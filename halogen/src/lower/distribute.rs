@@ -1,0 +1,279 @@
+//! Distribution over the ranks of a distributed run (Distributed Halide, sections 3–4).
+//!
+//! - **Slices.** A loop scheduled with `distribute(v)` runs, on rank `r` of `R`, the
+//!   slice `[r·s, min(w, (r+1)·s))` of its `w` iterations, `s = ⌈w / R⌉`
+//!   ([`slice`]). Two or three distributed loops of one stage split it over a grid of
+//!   ranks whose shape is a run-time value (`__grid2.0`, … see [`grid_param`]), so one
+//!   compiled pipeline runs on any number of ranks; the rank and the rank count are the
+//!   run-time parameters [`RANK`] and [`RANKS`].
+//! - **Global and local regions.** Bounds inference sees the sliced loops, so what a
+//!   Func's consumers need on this rank (its *required* region `N`) is symbolic in the
+//!   rank. Setting the rank to 0 of 1 turns any such region into the region all ranks need
+//!   together (its *global* region, [`globalize`]). A distributed Func slices its global
+//!   region, so every point is computed by exactly one rank; a root Func that is neither
+//!   distributed nor `compute_rank` computes its global region on every rank; a
+//!   `compute_rank` Func computes its required region.
+//! - **Border exchange.** After a distributed Func is computed, each rank sends every
+//!   other rank the part of its own slice (`H`, what it has) that the other needs
+//!   (`N`), and receives the converse ([`border_exchange`]): `H(r) ∩ N(r')` for each
+//!   pair. The regions of another rank are the same expressions with the rank replaced:
+//!   the exchange loop over peers rebinds the pipeline's top-level bound symbols for the
+//!   peer, so nothing is tabulated and nothing grows with the rank count.
+
+use super::environment::{Environment, FuncInfo};
+use crate::analysis::{simplify, substitute_map, Interval};
+use crate::error::{Error, Result};
+use crate::ir::{Expr, ForKind, Name, Stmt, TransferOp, Type};
+use crate::target::{Feature, Target};
+use std::collections::HashMap;
+
+/// The run-time parameter holding this process's rank.
+pub const RANK: &str = "__rank";
+/// The run-time parameter holding the number of ranks.
+pub const RANKS: &str = "__ranks";
+
+/// The run-time parameter holding the extent of dimension `i` (innermost first) of the
+/// grid of ranks over which stages with `n` distributed loops are split (`n` of 2 or 3;
+/// one distributed loop is split over all [`RANKS`]).
+pub fn grid_param(n: usize, i: usize) -> Name {
+    format!("__grid{n}.{i}").into()
+}
+
+/// The shape of the grid of `ranks` ranks for `n` distributed loops, innermost first, as
+/// the runtime binds [`grid_param`]: as close to square as the rank count allows, with
+/// the larger factors outermost (whole rows of the innermost dimension stay together).
+///
+/// ```
+/// use halogen::lower::distribute::grid_shape;
+/// assert_eq!(grid_shape(1, 6), vec![6]);
+/// assert_eq!(grid_shape(2, 6), vec![2, 3]);
+/// assert_eq!(grid_shape(2, 4), vec![2, 2]);
+/// assert_eq!(grid_shape(2, 7), vec![1, 7]);
+/// assert_eq!(grid_shape(3, 12), vec![2, 2, 3]);
+/// ```
+pub fn grid_shape(n: usize, ranks: i32) -> Vec<i32> {
+    let mut left = ranks.max(1);
+    let mut shape = Vec::with_capacity(n);
+    for k in (1..=n).rev() {
+        // The largest factor of what is left no larger than its k-th root: the innermost
+        // dimensions get the small factors.
+        let root = (left as f64).powf(1.0 / k as f64).round() as i32;
+        let f = (1..=root.max(1)).rev().find(|f| left % f == 0).unwrap_or(1);
+        let f = if k == 1 { left } else { f };
+        shape.push(f);
+        left /= f;
+    }
+    shape
+}
+
+/// The names of every run-time parameter of distribution, with their types.
+pub fn params() -> Vec<(Name, Type)> {
+    let mut p = vec![(Name::from(RANK), Type::i32()), (Name::from(RANKS), Type::i32())];
+    for n in 2..=3 {
+        for i in 0..n {
+            p.push((grid_param(n, i), Type::i32()));
+        }
+    }
+    p
+}
+
+/// An `Err` naming the first distributed loop when `target` cannot run it (no `mpi`
+/// feature).
+pub fn check_target(env: &Environment, target: &Target) -> Result<()> {
+    if target.has_feature(Feature::Mpi) {
+        return Ok(());
+    }
+    for f in env.funcs.values() {
+        if let Some(v) = f.stages.iter().find_map(|s| s.schedule.distributed.first()) {
+            return Err(Error::Schedule(format!(
+                "Func '{}': distribute({v}) needs a distributed target, but target '{target}' has no 'mpi' \
+                 feature; compile for '{target}-mpi'",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether any stage of `f` has a distributed loop.
+pub fn is_distributed(f: &FuncInfo) -> bool {
+    f.stages.iter().any(|s| !s.schedule.distributed.is_empty())
+}
+
+/// A distributed loop of a stage: its coordinate on the grid of ranks and the grid's
+/// extent along it.
+#[derive(Clone, Debug)]
+pub struct GridDim {
+    /// The loop variable (the user's name).
+    pub var: Name,
+    /// This rank's index along the grid dimension.
+    pub coordinate: Expr,
+    /// The grid's extent along it.
+    pub count: Expr,
+}
+
+fn i32_param(name: impl Into<Name>) -> Expr {
+    Expr::param(Type::i32(), name)
+}
+
+/// The distributed loops of stage `k` of `f`, innermost first, with their place on the
+/// grid of ranks; an `Err` for a schedule that cannot be distributed.
+pub fn stage_grid(f: &FuncInfo, k: usize) -> Result<Vec<GridDim>> {
+    let sched = &f.stages[k].schedule;
+    if sched.distributed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let what = if k == 0 { format!("Func '{}'", f.name) } else { format!("Func '{}' update {}", f.name, k - 1) };
+    let mut vars = Vec::new();
+    for dim in &sched.dims {
+        if !sched.distributed.contains(&dim.var) {
+            continue;
+        }
+        if !matches!(dim.kind, ForKind::Serial | ForKind::Parallel) {
+            return Err(Error::Schedule(format!(
+                "{what}: distribute({}): the loop is {:?}; a distributed loop runs its slice serially or in parallel",
+                dim.var, dim.kind
+            )));
+        }
+        vars.push(dim.var.clone());
+    }
+    if let Some(v) = sched.distributed.iter().find(|v| !vars.contains(v)) {
+        return Err(Error::Schedule(format!(
+            "{what}: distribute({v}): '{v}' is not one of its loops (a later split or fuse renamed it?)"
+        )));
+    }
+    if sched.single_gpu_thread {
+        return Err(Error::Schedule(format!("{what}: distribute() and gpu_single_thread() do not combine")));
+    }
+    let rank = i32_param(RANK);
+    let n = vars.len();
+    let counts: Vec<Expr> = match n {
+        1 => vec![i32_param(RANKS)],
+        2 | 3 => (0..n).map(|i| i32_param(grid_param(n, i))).collect(),
+        _ => {
+            return Err(Error::Schedule(format!(
+                "{what}: distribute() over {n} loops ({}); a stage is distributed over at most 3",
+                vars.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+    // Row-major over the grid, innermost fastest: coordinate i is
+    // (rank / (count_0 · … · count_{i-1})) % count_i (no modulo for the outermost).
+    let mut below = Expr::i32(1);
+    let mut out = Vec::with_capacity(n);
+    for (i, var) in vars.into_iter().enumerate() {
+        let q = if i == 0 { rank.clone() } else { Expr::div(rank.clone(), below.clone()) };
+        let coordinate = if i + 1 == n { q } else { Expr::rem(q, counts[i].clone()) };
+        below = Expr::mul(below, counts[i].clone());
+        out.push(GridDim { var, coordinate: simplify(&coordinate), count: counts[i].clone() });
+    }
+    Ok(out)
+}
+
+/// The slice of the loop `[min, min + extent)` that grid coordinate `coordinate` of `count`
+/// runs, as a new `(min, extent)`: `[min + c·s, min + min(extent, (c+1)·s))`, `s =
+/// ⌈extent / count⌉`. The last coordinates may get fewer iterations, or none.
+pub fn slice(min: &Expr, extent: &Expr, coordinate: &Expr, count: &Expr) -> (Expr, Expr) {
+    let size = Expr::div(Expr::sub(Expr::add(extent.clone(), count.clone()), Expr::i32(1)), count.clone());
+    let lo = Expr::min(Expr::mul(coordinate.clone(), size.clone()), extent.clone());
+    let hi = Expr::min(Expr::add(lo.clone(), size), extent.clone());
+    (simplify(&Expr::add(min.clone(), lo.clone())), simplify(&Expr::max(Expr::sub(hi, lo), Expr::i32(0))))
+}
+
+/// The name a top-level bound symbol has in its global version.
+pub fn global_name(n: &Name) -> Name {
+    format!("{n}.global").into()
+}
+
+/// The name a top-level bound symbol has inside the exchange loop, bound for the peer.
+pub fn peer_name(n: &Name) -> Name {
+    format!("{n}.peer").into()
+}
+
+/// `e` with the rank 0 of 1 (every grid extent 1) and every top-level bound symbol of
+/// `symbols` replaced by its global version: the region all ranks together need.
+pub fn globalize(e: &Expr, symbols: &[Name]) -> Expr {
+    let mut map: HashMap<Name, Expr> = HashMap::new();
+    map.insert(RANK.into(), Expr::i32(0));
+    map.insert(RANKS.into(), Expr::i32(1));
+    for n in 2..=3 {
+        for i in 0..n {
+            map.insert(grid_param(n, i), Expr::i32(1));
+        }
+    }
+    for s in symbols {
+        map.insert(s.clone(), Expr::var(Type::i32(), global_name(s)));
+    }
+    simplify(&substitute_map(&map, e))
+}
+
+fn for_peer(e: &Expr, peer: &Expr, symbols: &[Name]) -> Expr {
+    let mut map: HashMap<Name, Expr> = HashMap::new();
+    map.insert(RANK.into(), peer.clone());
+    for s in symbols {
+        map.insert(s.clone(), Expr::var(Type::i32(), peer_name(s)));
+    }
+    substitute_map(&map, e)
+}
+
+/// The intersection of two boxes as transfer boxes (mins and extents); the extents are
+/// zero or negative where the boxes do not meet.
+fn intersect(a: &[Interval], b: &[Interval]) -> (Vec<Expr>, Vec<Expr>) {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let (Some(xl), Some(xh), Some(yl), Some(yh)) = (&x.min, &x.max, &y.min, &y.max) else {
+                unreachable!("distributed regions are bounded (checked by bounds inference)")
+            };
+            let lo = Expr::max(xl.clone(), yl.clone());
+            let hi = Expr::min(xh.clone(), yh.clone());
+            (simplify(&lo), simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))))
+        })
+        .unzip()
+}
+
+/// The border exchange of the distributed Func `f` after its production: for every other
+/// rank, the part of what this rank computed (`owned`) that the peer needs, sent, and the
+/// part of what this rank needs (`needed`) that the peer computed, received; then a wait
+/// for all of them. `frame` holds the top-level bound lets in scope (consumers first, then
+/// `f`'s own), which the loop over peers binds again for the peer.
+pub fn border_exchange(f: &FuncInfo, owned: &[Interval], needed: &[Interval], frame: &[(Name, Expr)]) -> Stmt {
+    let peer_var: Name = format!("{}.exchange.peer", f.name).into();
+    let peer = Expr::var(Type::i32(), peer_var.clone());
+    let symbols: Vec<Name> = frame.iter().map(|(n, _)| n.clone()).collect();
+    let at_peer = |r: &[Interval]| -> Vec<Interval> {
+        r.iter()
+            .map(|iv| Interval {
+                min: iv.min.as_ref().map(|e| for_peer(e, &peer, &symbols)),
+                max: iv.max.as_ref().map(|e| for_peer(e, &peer, &symbols)),
+            })
+            .collect()
+    };
+    let transfer = |op, (mins, extents): (Vec<Expr>, Vec<Expr>)| {
+        let nonempty = extents
+            .iter()
+            .map(|e| Expr::lt(Expr::i32(0), e.clone()))
+            .reduce(Expr::and)
+            .unwrap_or_else(|| Expr::bool_imm(true));
+        let t = Stmt::Transfer {
+            op,
+            peer: peer.clone(),
+            buffer: f.name.clone(),
+            ty: f.types[0],
+            mins,
+            extents,
+            strides: Vec::new(),
+        };
+        Stmt::if_then(simplify(&nonempty), t)
+    };
+    // Receives first: a peer's send then finds its receive posted.
+    let receive = transfer(TransferOp::Receive, intersect(&at_peer(owned), needed));
+    let send = transfer(TransferOp::Send, intersect(owned, &at_peer(needed)));
+    let not_self = Expr::cmp(crate::ir::CmpOp::Ne, peer.clone(), i32_param(RANK));
+    let mut body = Stmt::if_then(not_self, Stmt::block(vec![receive, send]));
+    for (n, v) in frame.iter().rev() {
+        body = Stmt::let_stmt(peer_name(n), for_peer(v, &peer, &symbols), body);
+    }
+    let peers = Stmt::for_loop(peer_var, Expr::i32(0), i32_param(RANKS), ForKind::Serial, body);
+    Stmt::block(vec![peers, Stmt::TransferWait])
+}
