@@ -73,7 +73,12 @@ pub struct LocalLaplacian {
     pub beta: f64,
 }
 
-const SCHEDULES: &[&str] = &["root", "hand", "gpu"];
+/// The pyramid levels from which [`LocalLaplacian::schedule_distributed`] computes every
+/// stage on every rank instead of distributing it (Distributed Halide's "distribution
+/// threshold": three levels from the top of eight).
+pub const DISTRIBUTION_THRESHOLD: usize = 5;
+
+const SCHEDULES: &[&str] = &["root", "hand", "gpu", "distributed"];
 const PARAMS: &[ParamSpec] = &[
     // Each level doubles the margin the base level is computed over, whatever the picture's
     // size: 10 levels of 32 intensities take 1.7 GB on a 16x16 picture, 12 do not fit.
@@ -349,6 +354,29 @@ impl LocalLaplacian {
         self.out_g_pyramid[0].compute_at(&self.out, yo).vectorize(x, 8);
     }
 
+    /// Over the ranks of a distributed run (Distributed Halide's schedule of this app):
+    /// the hand schedule, with the output's strips of 16 rows and every root stage of the
+    /// pyramid levels below [`DISTRIBUTION_THRESHOLD`] distributed by their strips of rows
+    /// (each exchanging the borders its consumers read); the coarser levels, small, are
+    /// computed whole on every rank, which costs less than communicating them.
+    pub fn schedule_distributed(&self) {
+        self.schedule_hand();
+        let y = self.y;
+        self.gray.distribute(y);
+        self.out.distribute(Var::new("yo"));
+        for j in 1..self.levels.min(DISTRIBUTION_THRESHOLD) {
+            let mut stages = vec![&self.g_pyramid[j], &self.in_g_pyramid[j], &self.out_g_pyramid[j]];
+            stages.extend(self.g_pyramid_dx[j].as_ref());
+            stages.extend(self.in_g_pyramid_dx[j].as_ref());
+            if j < self.levels - 1 {
+                stages.push(&self.l_pyramid[j]);
+            }
+            for f in stages {
+                f.distribute(y);
+            }
+        }
+    }
+
     /// For a GPU (Halide's GPU schedule of this app): the remapping table, every level
     /// above the base of the input's and the remapped Gaussian pyramids, every level of the
     /// collapsed output pyramid and the output each a kernel of 16×8 tiles (2×2 from level
@@ -564,6 +592,7 @@ impl App for LocalLaplacian {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
+            "distributed" => self.schedule_distributed(),
             _ => return Err(common::unknown_schedule("local_laplacian", name, SCHEDULES)),
         }
         Ok(())
@@ -610,6 +639,10 @@ impl App for LocalLaplacian {
     }
     fn reference(&self, inputs: &[DynBuffer]) -> Result<DynBuffer> {
         Ok(self.reference_on(common::input::<u16>("local_laplacian", inputs, 0, 3)?).into())
+    }
+    fn distributed_slices(&self) -> (usize, i32) {
+        // The distributed loop is the outer loop of strips of 16 rows.
+        (1, 16)
     }
     fn tolerance(&self) -> Tolerance {
         // One remap-LUT step where a 1-ulp difference in gray crosses an integer index

@@ -233,6 +233,40 @@ fn a_grid_of_ranks_splits_both_dimensions() {
 }
 
 #[test]
+fn a_rank_without_iterations_sends_nothing() {
+    // The producer's 5 rows are one group of 8 (a split whose shifted tail clamps to the
+    // region): rank 0 computes all of it, the other ranks none, and only rank 0 sends.
+    let (x, y, yi) = (Var::new("x"), Var::new("y"), Var::new("yi"));
+    let p = Func::new("dist_empty_p");
+    let o = Func::new("dist_empty_o");
+    p.def((x, y), x * 100 + y);
+    o.def((x, y), p.at((x, y / 4)) + 1);
+    p.compute_root().split(y, y, yi, 8).distribute(y);
+    o.distribute(y);
+    for target in targets() {
+        let compiled = Pipeline::new(&[&o]).compile(&target).unwrap();
+        let results = InProcessRanks::run(4, |comm| {
+            let mut out = Buffer::<i32>::new(&[3, 20]);
+            let mut args = Args::new();
+            args.communicator(comm.clone());
+            compiled.realize(&args, &mut out).unwrap();
+            (out, comm.stats())
+        });
+        for (r, (out, stats)) in (0..).zip(&results) {
+            let (lo, hi) = slice(20, r, 4);
+            for yy in lo..hi {
+                for xx in 0..3 {
+                    assert_eq!(out[[xx, yy]], xx * 100 + yy / 4 + 1, "{target}: rank {r}, ({xx}, {yy})");
+                }
+            }
+            if r > 0 {
+                assert_eq!(stats.bytes_sent, 0, "{target}: rank {r} computed nothing of the producer");
+            }
+        }
+    }
+}
+
+#[test]
 fn distribution_mistakes_are_errors() {
     let (x, y) = (Var::new("x"), Var::new("y"));
     let f = Func::new("dist_err_f");
@@ -254,4 +288,21 @@ fn distribution_mistakes_are_errors() {
     p.compute_at(&c, y).distribute(y);
     let e = Pipeline::new(&[&c]).compile(&"interp-mpi".parse().unwrap()).unwrap_err().to_string();
     assert!(e.contains("Func 'dist_err_p' is distributed but computed inside"), "{e}");
+
+    // A fused loop has no one dimension to slice the exchanged region along.
+    let (fp, fc, xy) = (Func::new("dist_err_fp"), Func::new("dist_err_fc"), Var::new("xy"));
+    fp.def((x, y), x * y);
+    fc.def((x, y), fp.at((x, y + 1)) + 1);
+    fp.compute_root().fuse(x, y, xy).distribute(xy);
+    fc.distribute(y);
+    let e = Pipeline::new(&[&fc]).compile(&"interp-mpi".parse().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("Func 'dist_err_fp': distribute(xy)") && e.contains("fused"), "{e}");
+
+    // Each rank would run the update over values other ranks hold.
+    let h = Func::new("dist_err_h");
+    h.def((x, y), x + y);
+    h.update((x, y), h.at((x, y)) * 2);
+    h.distribute(y);
+    let e = Pipeline::new(&[&h]).compile(&"interp-mpi".parse().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("Func 'dist_err_h' is distributed but has updates"), "{e}");
 }

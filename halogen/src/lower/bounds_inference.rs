@@ -27,6 +27,10 @@ fn i32_param(name: String) -> Expr {
     Expr::param(Type::i32(), name)
 }
 
+fn i32_var(name: String) -> Expr {
+    Expr::var(Type::i32(), name)
+}
+
 /// The region covered by a buffer's `name.min.d` / `name.extent.d` symbols.
 pub fn buffer_region(name: &str, dims: usize) -> Region {
     (0..dims)
@@ -322,7 +326,18 @@ fn process_pair(
         all.append(&mut lets);
         lets = all;
     }
-    let owned = later.clone();
+    let owned = match (&later, is_distributed && at_root && consume.is_some()) {
+        (Some(computed), true) => {
+            let pure = stage_pure_vars(f, 0);
+            let region = |d: usize| {
+                let v = &pure.iter().find(|(pd, _)| *pd == d).expect("every dimension has a pure variable").1;
+                let prefix = super::schedule_functions::stage_prefix(name, 0);
+                (i32_var(format!("{prefix}{v}.min")), i32_var(format!("{prefix}{v}.max")))
+            };
+            Some(distribute::owned_region(f, &simplify_region(computed), region)?)
+        }
+        _ => None,
+    };
     let mut realized = simplify_region(&later.unwrap_or_else(|| required.clone()));
     if at_root && is_distributed && !f.is_output {
         // Storage for this rank's slice and for what it receives.
@@ -350,8 +365,8 @@ fn process_pair(
             lets.iter().map(|(n, v)| (distribute::global_name(n), distribute::globalize(v, &symbols))).collect();
         lets.extend(globals);
     }
-    let produce = match (is_distributed, &consume, owned) {
-        (true, Some(_), Some(owned)) => {
+    let produce = match owned {
+        Some(owned) => {
             let mut in_scope: Vec<(Name, Expr)> = frame.clone();
             in_scope.extend(lets.iter().cloned());
             in_scope.retain(|(n, _)| !n.ends_with(".global"));

@@ -78,9 +78,17 @@ pub fn params() -> Vec<(Name, Type)> {
 }
 
 /// An `Err` naming the first distributed loop when `target` cannot run it (no `mpi`
-/// feature).
+/// feature), or a distributed Func with updates.
 pub fn check_target(env: &Environment, target: &Target) -> Result<()> {
     if target.has_feature(Feature::Mpi) {
+        // Each rank would run the updates over values other ranks hold.
+        if let Some(f) = env.funcs.values().find(|f| is_distributed(f) && f.stages.len() > 1) {
+            return Err(Error::Schedule(format!(
+                "Func '{}' is distributed but has updates; distributing a Func with update definitions is not \
+                 supported (compute it on every rank, or compute_rank())",
+                f.name
+            )));
+        }
         return Ok(());
     }
     for f in env.funcs.values() {
@@ -168,6 +176,65 @@ pub fn stage_grid(f: &FuncInfo, k: usize) -> Result<Vec<GridDim>> {
         out.push(GridDim { var, coordinate: simplify(&coordinate), count: counts[i].clone() });
     }
     Ok(out)
+}
+
+/// Where a distributed loop of the pure definition sits among the Func's dimensions: the
+/// dimension it runs along and how many of its coordinates one iteration covers (1 for a
+/// pure variable, `k` for the outer loop of a split of one by `k`, the product for splits
+/// of splits).
+fn loop_origin(f: &FuncInfo, var: &Name) -> Option<(usize, i64)> {
+    let mut origin: HashMap<Name, (usize, i64)> = f.args.iter().enumerate().map(|(d, a)| (a.clone(), (d, 1))).collect();
+    for split in &f.stages[0].schedule.splits {
+        match split {
+            crate::schedule::Split::Split { old, outer, inner, factor, .. } => {
+                let from = origin.remove(old);
+                origin.remove(inner);
+                match from {
+                    Some((d, k)) => origin.insert(outer.clone(), (d, k * *factor as i64)),
+                    None => origin.remove(outer),
+                };
+            }
+            crate::schedule::Split::Fuse { inner, outer, fused } => {
+                origin.remove(inner);
+                origin.remove(outer);
+                origin.remove(fused);
+            }
+        }
+    }
+    origin.get(var).copied()
+}
+
+/// The region of the distributed Func `f` that this rank computes, exactly: along each
+/// distributed dimension, the coordinates of this rank's iterations of the distributed
+/// loop (`[lo·k, hi·k)` for groups of `k`, cut at the Func's region), and `computed` (the
+/// region its loops touch) along the others. Interval arithmetic over the sliced loops
+/// would do for the others but not for those: a rank with no iterations still gets a
+/// non-empty box from a clamped split, and a rank must never send values it did not
+/// compute. `region(d)` is the region `f` covers along `d` (its bound symbols).
+pub fn owned_region(
+    f: &FuncInfo,
+    computed: &[Interval],
+    region: impl Fn(usize) -> (Expr, Expr),
+) -> Result<Vec<Interval>> {
+    let mut owned = computed.to_vec();
+    for g in stage_grid(f, 0)? {
+        let Some((d, k)) = loop_origin(f, &g.var) else {
+            return Err(Error::Schedule(format!(
+                "Func '{}': distribute({}): a distributed loop is one of the Func's variables or the outer loop of a \
+                 split of one (not a fused or inner loop)",
+                f.name, g.var
+            )));
+        };
+        let (min, max) = region(d);
+        let k = Expr::i32(k);
+        let extent = Expr::add(Expr::sub(max.clone(), min.clone()), Expr::i32(1));
+        let groups = Expr::div(Expr::sub(Expr::add(extent, k.clone()), Expr::i32(1)), k.clone());
+        let (lo, count) = slice(&Expr::i32(0), &groups, &g.coordinate, &g.count);
+        let first = Expr::add(min.clone(), Expr::mul(lo.clone(), k.clone()));
+        let last = Expr::min(Expr::sub(Expr::add(min, Expr::mul(Expr::add(lo, count), k)), Expr::i32(1)), max);
+        owned[d] = Interval { min: Some(simplify(&first)), max: Some(simplify(&last)) };
+    }
+    Ok(owned)
 }
 
 /// The slice of the loop `[min, min + extent)` that grid coordinate `coordinate` of `count`
