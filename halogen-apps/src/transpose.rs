@@ -27,6 +27,10 @@ pub struct Transpose {
     pub y: Var,
 }
 
+/// The tiles of the distributed schedules: the output's rows are distributed in groups
+/// of this many.
+const DISTRIBUTED_TILE: i32 = 16;
+
 const SCHEDULES: &[&str] =
     &["naive", "root", "hand", "hand_staged", "gpu", "gpu_square", "distributed", "distributed_columns"];
 
@@ -59,22 +63,36 @@ impl Transpose {
     /// Over the ranks of a distributed run, the input's copy distributed by rows (the
     /// first distribution of Distributed Halide's Table 3): each rank's rows of the output
     /// are columns of every rank's rows of the copy, so every rank sends every other a
-    /// block (an all-to-all exchange).
+    /// block (an all-to-all exchange). The output runs in the hand schedule's 16×16 tiles,
+    /// its rows of tiles distributed.
     pub fn schedule_distributed(&self) {
         let (x, y) = (self.x, self.y);
         self.block.compute_root().parallel(y).distribute(y).vectorize(x, 16);
-        self.out.parallel(y).distribute(y).vectorize(x, 16);
+        self.distributed_tiles();
     }
 
     /// Over the ranks of a distributed run, the input's copy distributed by columns (Table
-    /// 3's second distribution): each rank's columns of the copy are exactly the rows of
-    /// the output it computes, so nothing is exchanged.
+    /// 3's second distribution), in groups of 16: each rank's columns of the copy are
+    /// exactly the rows of the output it computes, so nothing is exchanged.
     pub fn schedule_distributed_columns(&self) {
         let (x, y) = (self.x, self.y);
-        // Not vectorized: the copy's distributed loop is its own x, unsplit, so that its
-        // slices of columns are the output's slices of rows.
-        self.block.compute_root().parallel(y).distribute(x);
-        self.out.parallel(y).distribute(y).vectorize(x, 16);
+        let xi = Var::new("xi");
+        self.block
+            .compute_root()
+            .split(x, x, xi, DISTRIBUTED_TILE)
+            .reorder(&[xi, y, x])
+            .parallel(x)
+            .distribute(x)
+            .vectorize(xi, 16);
+        self.distributed_tiles();
+    }
+
+    /// The output of the distributed schedules: tiles in parallel rows of tiles, the rows
+    /// distributed.
+    fn distributed_tiles(&self) {
+        let (x, y) = (self.x, self.y);
+        let (xi, yi) = (Var::new("xi"), Var::new("yi"));
+        self.out.tile(x, y, xi, yi, DISTRIBUTED_TILE, DISTRIBUTED_TILE).vectorize(xi, 8).parallel(y).distribute(y);
     }
 
     /// 16×16 tiles in parallel rows of tiles, vectorized by 8 along the output rows
@@ -172,6 +190,9 @@ impl App for Transpose {
     }
     fn reference(&self, inputs: &[DynBuffer]) -> Result<DynBuffer> {
         Ok(Transpose::reference(common::input::<u16>("transpose", inputs, 0, 2)?).into())
+    }
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, DISTRIBUTED_TILE)
     }
     fn tolerance(&self) -> Tolerance {
         Tolerance::Exact
