@@ -114,6 +114,7 @@ pub struct Args<'a> {
     images: BTreeMap<Name, RawBuffer<'a>>,
     params: BTreeMap<Name, Expr>,
     communicator: Option<Arc<dyn Communicator>>,
+    global_outputs: BTreeMap<Name, Vec<(i32, i32)>>,
 }
 
 impl<'a> Args<'a> {
@@ -171,6 +172,37 @@ impl<'a> Args<'a> {
         self
     }
 
+    /// The whole region (`(min, extent)` per dimension) of the distributed output `output`,
+    /// whose buffer on this rank then holds only the slice the rank computes: each rank
+    /// allocates its slice, not the image. Without it, an output's buffer is its whole
+    /// region on every rank. A buffer that does not cover what the rank computes is an
+    /// `Err` naming both.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// use halogen::runtime::distributed::InProcessRanks;
+    /// use halogen::runtime::gather::block_slice;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let f = Func::new("doc_slices_f");
+    /// f.def((x, y), x * 10 + y);
+    /// f.distribute(y);
+    /// let c = Pipeline::new(&[&f]).compile(&"host-mpi".parse().unwrap()).unwrap();
+    /// // Each of 3 ranks holds its rows of a 4 × 7 output, and nothing else.
+    /// let rows = InProcessRanks::run(3, |comm| {
+    ///     let (lo, hi) = block_slice(7, comm.rank(), comm.ranks());
+    ///     let mut mine = Buffer::<i32>::with_min(&[0, lo], &[4, hi - lo]);
+    ///     let mut args = Args::new();
+    ///     args.communicator(comm).global_output(&f, &[(0, 4), (0, 7)]);
+    ///     c.realize(&args, &mut mine).unwrap();
+    ///     (lo, mine[[3, lo]])
+    /// });
+    /// assert_eq!(rows, vec![(0, 30), (3, 33), (6, 36)]);
+    /// ```
+    pub fn global_output(&mut self, output: &Func, region: &[(i32, i32)]) -> &mut Self {
+        self.global_outputs.insert(output.name(), region.to_vec());
+        self
+    }
+
     /// These bindings with every input image in host memory copied to the GPU of `target`
     /// once (images already in device memory stay as they are), for runs that should not
     /// copy their inputs each time: bind [`UploadedArgs::args`] instead.
@@ -203,6 +235,7 @@ impl<'a> Args<'a> {
             images,
             params: self.params.clone(),
             communicator: self.communicator.clone(),
+            global_outputs: self.global_outputs.clone(),
             _memory: memory,
         })
     }
@@ -216,13 +249,19 @@ pub struct UploadedArgs<'a> {
     images: BTreeMap<Name, RawBuffer<'a>>,
     params: BTreeMap<Name, Expr>,
     communicator: Option<Arc<dyn Communicator>>,
+    global_outputs: BTreeMap<Name, Vec<(i32, i32)>>,
     _memory: Vec<DeviceMemory>,
 }
 
 impl UploadedArgs<'_> {
     /// The bindings, to pass to a run.
     pub fn args(&self) -> Args<'_> {
-        Args { images: self.images.clone(), params: self.params.clone(), communicator: self.communicator.clone() }
+        Args {
+            images: self.images.clone(),
+            params: self.params.clone(),
+            communicator: self.communicator.clone(),
+            global_outputs: self.global_outputs.clone(),
+        }
     }
 }
 
@@ -498,7 +537,7 @@ impl Compiled {
         let communicator: Arc<dyn Communicator> = args.communicator.clone().unwrap_or_else(|| Arc::new(SingleRank));
         let mut params = args.params.clone();
         if distributed {
-            distribution_params(env, &communicator, &outs, &mut params);
+            distribution_params(env, &communicator, &outs, &args.global_outputs, &mut params)?;
         }
         let mut bindings = Bindings::check(env, &images, &params, outs)?;
         if distributed {
@@ -526,14 +565,18 @@ impl Compiled {
 
 /// Binds the run-time values of a distributed pipeline: the rank, the number of ranks and
 /// the grids of ranks from `communicator`, and the global shape of each distributed output
-/// its caller did not give (`f.global.min.d`, `f.global.extent.d`): by default the shape of
-/// its buffer, which then holds the whole output on every rank.
+/// (`f.global.min.d`, `f.global.extent.d`): the region [`Args::global_output`] gave, else
+/// the shape of its buffer, which then holds the whole output on every rank.
 fn distribution_params(
     env: &crate::lower::environment::Environment,
     communicator: &Arc<dyn Communicator>,
     outs: &[RawBufferMut<'_>],
+    global_outputs: &BTreeMap<Name, Vec<(i32, i32)>>,
     params: &mut BTreeMap<Name, Expr>,
-) {
+) -> Result<()> {
+    if let Some(name) = global_outputs.keys().find(|n| !env.outputs.contains(n)) {
+        return Err(Error::Argument(format!("global_output: '{name}' is not an output of this pipeline")));
+    }
     let ranks = communicator.ranks();
     params.insert(distribute::RANK.into(), Expr::i32(communicator.rank() as i64));
     params.insert(distribute::RANKS.into(), Expr::i32(ranks as i64));
@@ -551,12 +594,30 @@ fn distribution_params(
             buffers.next();
         }
         let Some(first) = first else { continue };
-        for (d, dim) in first.dims.iter().enumerate() {
-            for (what, v) in [("min", dim.min), ("extent", dim.extent)] {
-                params.entry(format!("{o}.global.{what}.{d}").into()).or_insert_with(|| Expr::i32(v as i64));
+        let region: Vec<(i32, i32)> = match global_outputs.get(o) {
+            Some(r) if r.len() != first.dims.len() => {
+                return Err(Error::Argument(format!(
+                    "global_output: output '{o}' has {} dimensions but its region has {}",
+                    first.dims.len(),
+                    r.len()
+                )))
             }
+            Some(r) => r.clone(),
+            None => first.dims.iter().map(|d| (d.min, d.extent)).collect(),
+        };
+        for (d, (min, extent)) in region.into_iter().enumerate() {
+            let (lo, end) = (min as i64, min as i64 + extent as i64);
+            if extent < 0 || lo < -crate::ir::COORDINATE_LIMIT || end > crate::ir::COORDINATE_LIMIT {
+                return Err(Error::Argument(format!(
+                    "global_output: dimension {d} of output '{o}' is [{min}, {end}), a negative extent or outside \
+                     the coordinates Halogen computes with, [-2^30, 2^30)"
+                )));
+            }
+            params.insert(format!("{o}.global.min.{d}").into(), Expr::i32(lo));
+            params.insert(format!("{o}.global.extent.{d}").into(), Expr::i32(extent as i64));
         }
     }
+    Ok(())
 }
 
 /// A buffer a pipeline can write an output into: a [`Buffer`] in host memory or a

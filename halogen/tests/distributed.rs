@@ -233,6 +233,51 @@ fn a_grid_of_ranks_splits_both_dimensions() {
 }
 
 #[test]
+fn each_rank_holds_only_its_slice_and_its_ghost_zone() {
+    let tag = "slices";
+    let (input, by) = blur(tag, |bx, by, _x, y| {
+        bx.compute_root().distribute(*y);
+        by.distribute(*y);
+    });
+    let expected = reference(tag);
+    let compiled = Pipeline::new(&[&by]).compile(&"interp-mpi".parse().unwrap()).unwrap();
+    let img = input_image();
+    for ranks in 1..=4 {
+        let results = InProcessRanks::run(ranks, |comm| {
+            let (lo, hi) = slice(H, comm.rank(), comm.ranks());
+            // The output's rows of this rank, and no others.
+            let mut mine = Buffer::<u16>::with_min(&[0, lo], &[W, hi - lo]);
+            let mut args = Args::new();
+            args.image(&input, &img).communicator(comm.clone()).global_output(&by, &[(0, W), (0, H)]);
+            let stats = compiled.realize_with_stats(&args, &mut mine).unwrap();
+            (mine, stats)
+        });
+        for (r, (mine, stats)) in (0..).zip(&results) {
+            let (lo, hi) = slice(H, r, ranks);
+            for yy in lo..hi {
+                for xx in 0..W {
+                    assert_eq!(mine[[xx, yy]], expected[[xx, yy]], "rank {r} of {ranks}, ({xx}, {yy})");
+                }
+            }
+            // bx's storage: the rows this rank computes and the two it receives, no more.
+            let (have, need) = (slice(H + 2, r, ranks), (lo, hi + 2));
+            let rows = need.1.max(have.1) - need.0.min(have.0);
+            let bx = stats.allocations.get(&halogen::ir::Name::from(format!("dist_bx_{tag}"))).copied().unwrap_or(0);
+            assert_eq!(bx, (W * rows) as u64, "rank {r} of {ranks}: elements of bx");
+        }
+    }
+    // A rank's buffer must hold what the rank computes.
+    let e = InProcessRanks::run(2, |comm| {
+        let mut short = Buffer::<u16>::with_min(&[0, 0], &[W, 3]);
+        let mut args = Args::new();
+        args.image(&input, &img).communicator(comm).global_output(&by, &[(0, W), (0, H)]);
+        compiled.realize(&args, &mut short).map_err(|e| e.to_string())
+    });
+    let e = e[0].clone().unwrap_err();
+    assert!(e.contains("Output buffer 'dist_by_slices' dimension 1: the pipeline writes [0, 14]"), "{e}");
+}
+
+#[test]
 fn a_rank_without_iterations_sends_nothing() {
     // The producer's 5 rows are one group of 8 (a split whose shifted tail clamps to the
     // region): rank 0 computes all of it, the other ranks none, and only rank 0 sends.
