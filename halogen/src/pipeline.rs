@@ -115,6 +115,7 @@ pub struct Args<'a> {
     params: BTreeMap<Name, Expr>,
     communicator: Option<Arc<dyn Communicator>>,
     global_outputs: BTreeMap<Name, Vec<(i32, i32)>>,
+    global_inputs: BTreeMap<Name, Vec<(i32, i32)>>,
 }
 
 impl<'a> Args<'a> {
@@ -203,6 +204,15 @@ impl<'a> Args<'a> {
         self
     }
 
+    /// The whole region (`(min, extent)` per dimension) of the distributed input `input`
+    /// ([`ImageParam::distribute`]), whose buffer on this rank holds only the rank's block
+    /// (see the example there). Without it, the input's buffer is the whole image on every
+    /// rank.
+    pub fn global_input(&mut self, input: &ImageParam, region: &[(i32, i32)]) -> &mut Self {
+        self.global_inputs.insert(input.name(), region.to_vec());
+        self
+    }
+
     /// These bindings with every input image in host memory copied to the GPU of `target`
     /// once (images already in device memory stay as they are), for runs that should not
     /// copy their inputs each time: bind [`UploadedArgs::args`] instead.
@@ -236,6 +246,7 @@ impl<'a> Args<'a> {
             params: self.params.clone(),
             communicator: self.communicator.clone(),
             global_outputs: self.global_outputs.clone(),
+            global_inputs: self.global_inputs.clone(),
             _memory: memory,
         })
     }
@@ -250,6 +261,7 @@ pub struct UploadedArgs<'a> {
     params: BTreeMap<Name, Expr>,
     communicator: Option<Arc<dyn Communicator>>,
     global_outputs: BTreeMap<Name, Vec<(i32, i32)>>,
+    global_inputs: BTreeMap<Name, Vec<(i32, i32)>>,
     _memory: Vec<DeviceMemory>,
 }
 
@@ -261,6 +273,7 @@ impl UploadedArgs<'_> {
             params: self.params.clone(),
             communicator: self.communicator.clone(),
             global_outputs: self.global_outputs.clone(),
+            global_inputs: self.global_inputs.clone(),
         }
     }
 }
@@ -537,7 +550,7 @@ impl Compiled {
         let communicator: Arc<dyn Communicator> = args.communicator.clone().unwrap_or_else(|| Arc::new(SingleRank));
         let mut params = args.params.clone();
         if distributed {
-            distribution_params(env, &communicator, &outs, &args.global_outputs, &mut params)?;
+            distribution_params(env, &communicator, &outs, &images, args, &mut params)?;
         }
         let mut bindings = Bindings::check(env, &images, &params, outs)?;
         if distributed {
@@ -564,18 +577,26 @@ impl Compiled {
 }
 
 /// Binds the run-time values of a distributed pipeline: the rank, the number of ranks and
-/// the grids of ranks from `communicator`, and the global shape of each distributed output
-/// (`f.global.min.d`, `f.global.extent.d`): the region [`Args::global_output`] gave, else
-/// the shape of its buffer, which then holds the whole output on every rank.
+/// the grids of ranks from `communicator`, and the whole region of each distributed output
+/// and input (`b.global.min.d`, `b.global.extent.d`): the region [`Args::global_output`] or
+/// [`Args::global_input`] gave, else the shape of its buffer, which then holds all of it on
+/// every rank.
 fn distribution_params(
     env: &crate::lower::environment::Environment,
     communicator: &Arc<dyn Communicator>,
     outs: &[RawBufferMut<'_>],
-    global_outputs: &BTreeMap<Name, Vec<(i32, i32)>>,
+    images: &BTreeMap<Name, RawBuffer<'_>>,
+    args: &Args<'_>,
     params: &mut BTreeMap<Name, Expr>,
 ) -> Result<()> {
-    if let Some(name) = global_outputs.keys().find(|n| !env.outputs.contains(n)) {
-        return Err(Error::Argument(format!("global_output: '{name}' is not an output of this pipeline")));
+    for (name, what) in
+        args.global_outputs.keys().map(|n| (n, "output")).chain(args.global_inputs.keys().map(|n| (n, "input")))
+    {
+        if !env.params.contains_key(&Name::from(format!("{name}.global.min.0"))) {
+            return Err(Error::Argument(format!(
+                "global_{what}: '{name}' is not a distributed {what} of this pipeline"
+            )));
+        }
     }
     let ranks = communicator.ranks();
     params.insert(distribute::RANK.into(), Expr::i32(communicator.rank() as i64));
@@ -585,36 +606,49 @@ fn distribution_params(
             params.insert(distribute::grid_param(n, i), Expr::i32(extent as i64));
         }
     }
-    let mut buffers = outs.iter();
+    // Every buffer with a whole region, with the region its caller gave and its own shape.
+    type Region = Vec<(i32, i32)>;
+    let mut buffers: Vec<(&Name, Option<&Region>, Region)> = Vec::new();
+    let mut out_views = outs.iter();
     for o in &env.outputs {
         let f = &env.funcs[o];
-        let first = buffers.next();
+        let first = out_views.next();
         // A tuple's other buffers share the first one's shape.
         for _ in 1..f.types.len() {
-            buffers.next();
+            out_views.next();
         }
-        let Some(first) = first else { continue };
-        let region: Vec<(i32, i32)> = match global_outputs.get(o) {
-            Some(r) if r.len() != first.dims.len() => {
+        if let Some(first) = first {
+            buffers.push((o, args.global_outputs.get(o), first.dims.iter().map(|d| (d.min, d.extent)).collect()));
+        }
+    }
+    for (name, raw) in images {
+        buffers.push((name, args.global_inputs.get(name), raw.dims.iter().map(|d| (d.min, d.extent)).collect()));
+    }
+    for (name, given, own) in buffers {
+        if !env.params.contains_key(&Name::from(format!("{name}.global.min.0"))) {
+            continue;
+        }
+        let region = match given {
+            Some(r) if r.len() != own.len() => {
                 return Err(Error::Argument(format!(
-                    "global_output: output '{o}' has {} dimensions but its region has {}",
-                    first.dims.len(),
-                    r.len()
+                    "the whole region of '{name}' has {} dimensions but its buffer has {}",
+                    r.len(),
+                    own.len()
                 )))
             }
             Some(r) => r.clone(),
-            None => first.dims.iter().map(|d| (d.min, d.extent)).collect(),
+            None => own,
         };
         for (d, (min, extent)) in region.into_iter().enumerate() {
             let (lo, end) = (min as i64, min as i64 + extent as i64);
             if extent < 0 || lo < -crate::ir::COORDINATE_LIMIT || end > crate::ir::COORDINATE_LIMIT {
                 return Err(Error::Argument(format!(
-                    "global_output: dimension {d} of output '{o}' is [{min}, {end}), a negative extent or outside \
-                     the coordinates Halogen computes with, [-2^30, 2^30)"
+                    "the whole region of '{name}' is [{min}, {end}) in dimension {d}: a negative extent or \
+                     outside the coordinates Halogen computes with, [-2^30, 2^30)"
                 )));
             }
-            params.insert(format!("{o}.global.min.{d}").into(), Expr::i32(lo));
-            params.insert(format!("{o}.global.extent.{d}").into(), Expr::i32(extent as i64));
+            params.insert(format!("{name}.global.min.{d}").into(), Expr::i32(lo));
+            params.insert(format!("{name}.global.extent.{d}").into(), Expr::i32(extent as i64));
         }
     }
     Ok(())

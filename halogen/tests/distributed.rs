@@ -278,6 +278,60 @@ fn each_rank_holds_only_its_slice_and_its_ghost_zone() {
 }
 
 #[test]
+fn a_distributed_input_is_held_in_blocks_and_its_borders_exchanged() {
+    let tag = "placed";
+    let (input, by) = blur(tag, |bx, by, _x, y| {
+        bx.compute_rank();
+        by.distribute(*y);
+    });
+    input.distribute(&[1]);
+    let expected = reference(tag);
+    let img = input_image();
+    for target in targets() {
+        let compiled = Pipeline::new(&[&by]).compile(&target).unwrap();
+        for ranks in 1..=4 {
+            let results = InProcessRanks::run(ranks, |comm| {
+                // This rank's block of the input's rows, and no others.
+                let (lo, hi) = slice(H + 2, comm.rank(), comm.ranks());
+                let mut block = Buffer::<u16>::from_fn(&[W + 2, hi - lo], |c| img[[c[0], c[1] + lo]]);
+                block.set_min(&[0, lo]);
+                let mut out = Buffer::<u16>::new(&[W, H]);
+                let mut args = Args::new();
+                args.image(&input, &block).communicator(comm.clone()).global_input(&input, &[(0, W + 2), (0, H + 2)]);
+                compiled.realize(&args, &mut out).unwrap();
+                (out, comm.stats())
+            });
+            check_slices(&results, &expected, &format!("{target}"));
+            // Rank r reads input rows [lo, hi + 2) for its output rows [lo, hi), of which
+            // its block holds its slice of the H + 2 rows; whole rows of W + 2 pixels move.
+            for (r, (_, stats)) in (0..).zip(&results) {
+                let (lo, hi) = slice(H, r, ranks);
+                let need = if lo < hi { (lo, hi + 2) } else { (0, 0) };
+                let rows: i32 = (0..ranks)
+                    .filter(|&p| p != r)
+                    .map(|p| {
+                        let have = slice(H + 2, p, ranks);
+                        (need.1.min(have.1) - need.0.max(have.0)).max(0)
+                    })
+                    .sum();
+                assert_eq!(stats.bytes_received, (rows * (W + 2) * 2) as u64, "{target}: rank {r} of {ranks}");
+            }
+        }
+    }
+    // A block that misses part of the rank's own rows is an error naming the input.
+    let compiled = Pipeline::new(&[&by]).compile(&"interp-mpi".parse().unwrap()).unwrap();
+    let e = InProcessRanks::run(2, |comm| {
+        let short = Buffer::<u16>::new(&[W + 2, 3]);
+        let mut out = Buffer::<u16>::new(&[W, H]);
+        let mut args = Args::new();
+        args.image(&input, &short).communicator(comm).global_input(&input, &[(0, W + 2), (0, H + 2)]);
+        compiled.realize(&args, &mut out).map_err(|e| e.to_string())
+    });
+    let e = e[0].clone().unwrap_err();
+    assert!(e.contains("Input buffer 'dist_in_placed' is too small"), "{e}");
+}
+
+#[test]
 fn a_rank_without_iterations_sends_nothing() {
     // The producer's 5 rows are one group of 8 (a split whose shifted tail clamps to the
     // region): rank 0 computes all of it, the other ranks none, and only rank 0 sends.

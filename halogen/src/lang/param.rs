@@ -216,6 +216,8 @@ struct ImageParamData {
     dims: usize,
     estimates: Mutex<Vec<(i32, i32)>>,
     errors: Mutex<Vec<Error>>,
+    /// The dimensions its storage is distributed along (see [`ImageParam::distribute`]).
+    distributed: Mutex<Vec<usize>>,
 }
 
 fn images() -> &'static Registry<ImageParamData> {
@@ -321,6 +323,7 @@ impl ImageParam {
             dims,
             estimates: Mutex::new(Vec::new()),
             errors: Mutex::new(Vec::new()),
+            distributed: Mutex::new(Vec::new()),
         });
         images().add(&data.name, &data);
         ImageParam(data)
@@ -491,6 +494,56 @@ impl ImageParam {
     /// input.set_estimates(&[(0, 1920), (0, 1080)]);
     /// assert_eq!(input.estimates(), vec![(0, 1920), (0, 1080)]);
     /// ```
+    /// Distribute the image over the ranks of a distributed run along dimensions `dims`
+    /// (innermost first; Distributed Halide's `placement().distribute()`): each rank's
+    /// buffer then holds only its block of the image (the block distribution of each of
+    /// those dimensions over the ranks, or over a grid of them, as
+    /// [`crate::Func::distribute`] splits a loop), and the ranks exchange the borders the
+    /// pipeline reads across blocks. `Args::global_input` gives the whole image's region.
+    /// A dimension the image does not have is an error when the pipeline is compiled.
+    ///
+    /// ```
+    /// use halogen::prelude::*;
+    /// use halogen::runtime::distributed::InProcessRanks;
+    /// use halogen::runtime::gather::block_slice;
+    /// let (x, y) = (Var::new("x"), Var::new("y"));
+    /// let input = ImageParam::new(Type::i32(), 2, "doc_placed_in");
+    /// input.distribute(&[1]);
+    /// let f = Func::new("doc_placed_f");
+    /// f.def((x, y), input.at((x, y)) + input.at((x, y + 1)));
+    /// f.distribute(y);
+    /// let c = Pipeline::new(&[&f]).compile(&"host-mpi".parse().unwrap()).unwrap();
+    /// // A 2 × 9 image (each pixel its row) over 3 ranks: each holds its 3 rows, and the
+    /// // first two read the first row of the next.
+    /// let out = InProcessRanks::run(3, |comm| {
+    ///     let (lo, hi) = block_slice(9, comm.rank(), comm.ranks());
+    ///     let mut mine = Buffer::<i32>::from_fn(&[2, hi - lo], |c| c[1] + lo);
+    ///     mine.set_min(&[0, lo]);
+    ///     let mut o = Buffer::<i32>::new(&[2, 8]);
+    ///     let mut args = Args::new();
+    ///     args.image(&input, &mine).communicator(comm.clone()).global_input(&input, &[(0, 2), (0, 9)]);
+    ///     c.realize(&args, &mut o).unwrap();
+    ///     let (first, last) = block_slice(8, comm.rank(), comm.ranks());
+    ///     (o[[1, first]], o[[1, last - 1]])
+    /// });
+    /// // f(x, y) = y + (y + 1)
+    /// assert_eq!(out, vec![(1, 5), (7, 11), (13, 15)]);
+    /// ```
+    pub fn distribute(&self, dims: &[usize]) -> &Self {
+        let mut d = lock(&self.0.distributed);
+        for &dim in dims {
+            if !d.contains(&dim) {
+                d.push(dim);
+            }
+        }
+        self
+    }
+
+    /// The dimensions [`ImageParam::distribute`] gave, innermost first.
+    pub fn distributed_dims(&self) -> Vec<usize> {
+        lock(&self.0.distributed).clone()
+    }
+
     #[track_caller]
     pub fn set_estimates(&self, estimates: &[(i32, i32)]) -> &Self {
         if estimates.len() != self.0.dims {
@@ -554,6 +607,11 @@ impl ImageParam {
 /// ```
 pub fn image_param_errors(name: &str) -> Vec<Error> {
     ImageParam::lookup(name).map(|p| p.errors()).unwrap_or_default()
+}
+
+/// The dimensions the live `ImageParam` called `name` is distributed along.
+pub fn image_param_distribution(name: &str) -> Vec<usize> {
+    ImageParam::lookup(name).map(|p| p.distributed_dims()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -364,10 +364,96 @@ fn collect_images(exprs: &[Expr], images: &mut BTreeMap<Name, ImageUse>) -> Resu
     v.error.map_or(Ok(()), Err)
 }
 
+/// The name of the Func through which a distributed input is read.
+pub fn placement_name(image: &str) -> Name {
+    format!("{image}$placed").into()
+}
+
+/// For each input image the pipeline reads that is distributed
+/// ([`crate::ImageParam::distribute`]), a Func `image$placed(x, ...) = image(x, ...)`
+/// bounded to the whole image (its run-time `image.global.*` region), computed at root
+/// and distributed along the image's distributed dimensions: each rank copies its block of
+/// the image, which is all its buffer holds.
+fn place_distributed_inputs(all: &[FuncRef]) -> Result<Vec<(Name, crate::lang::func::Func)>> {
+    struct Calls(BTreeMap<Name, usize>);
+    impl Visitor for Calls {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args, kind: CallKind::Image } = e.kind() {
+                self.0.insert(name.clone(), args.len());
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut calls = Calls(BTreeMap::new());
+    for f in all {
+        let d = f.lock();
+        let defs = d.pure.iter().map(|p| (&p.args, &p.values)).chain(d.updates.iter().map(|u| (&u.args, &u.values)));
+        for (args, values) in defs {
+            args.iter().chain(values).for_each(|e| calls.visit_expr(e));
+        }
+    }
+    let mut placed = Vec::new();
+    for (image, arity) in calls.0 {
+        let dims = crate::lang::param::image_param_distribution(&image);
+        if dims.is_empty() {
+            continue;
+        }
+        let Some(param) = crate::lang::param::ImageParam::lookup(&image) else { continue };
+        if let Some(&d) = dims.iter().find(|&&d| d >= arity) {
+            return Err(Error::Schedule(format!(
+                "ImageParam '{image}': distribute(&[{d}]), but the image has {arity} dimensions"
+            )));
+        }
+        let vars: Vec<crate::lang::var::Var> =
+            (0..arity).map(|d| crate::lang::var::Var::new(&format!("v{d}"))).collect();
+        let args: Vec<Expr> = vars.iter().map(|v| Expr::from(*v)).collect();
+        let w = crate::lang::func::Func::new(&placement_name(&image));
+        w.def(args.clone(), param.at(args));
+        w.compute_root();
+        for (d, v) in vars.iter().enumerate() {
+            let global = |what: &str| Expr::param(Type::i32(), format!("{image}.global.{what}.{d}"));
+            w.bound(*v, global("min"), global("extent"));
+        }
+        for &d in &dims {
+            w.distribute(vars[d]);
+        }
+        placed.push((image, w));
+    }
+    Ok(placed)
+}
+
+/// Makes every Func but the placements read each distributed input through its placement.
+fn read_through_placements(infos: &mut [FuncInfo], placed: &[(Name, crate::lang::func::Func)]) {
+    struct Redirect<'a>(&'a [(Name, crate::lang::func::Func)]);
+    impl Mutator for Redirect<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = crate::ir::mutate_expr_children(self, e);
+            if let ExprKind::Call { name, args, kind: CallKind::Image } = e.kind() {
+                if let Some((_, w)) = self.0.iter().find(|(i, _)| *i == *name) {
+                    let kind = CallKind::Func { func: w.func_ref().id(), value_index: 0, tuple: false };
+                    return Expr::make(e.ty(), ExprKind::Call { name: w.name(), args: args.clone(), kind });
+                }
+            }
+            e
+        }
+    }
+    let wrappers: Vec<Name> = placed.iter().map(|(_, w)| w.name()).collect();
+    for f in infos.iter_mut().filter(|f| !wrappers.contains(&f.name)) {
+        for s in f.stages.iter_mut() {
+            s.args = s.args.iter().map(|a| Redirect(placed).mutate_expr(a)).collect();
+            s.values = s.values.iter().map(|v| Redirect(placed).mutate_expr(v)).collect();
+        }
+    }
+}
+
 /// Builds the environment for the pipeline with these outputs.
 pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
-    let all = collect_funcs(outputs)?;
+    let mut all = collect_funcs(outputs)?;
     let output_names: Vec<Name> = outputs.iter().map(|f| f.name()).collect();
+    // A distributed input is read through a distributed Func that copies each rank's block
+    // of it (the border exchange then moves what other ranks read across blocks).
+    let placed = place_distributed_inputs(&all)?;
+    all.extend(placed.iter().map(|(_, w)| w.func_ref().clone()));
 
     // Snapshot every Func, reporting recorded mistakes first.
     let mut infos: Vec<FuncInfo> = Vec::new();
@@ -447,6 +533,10 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             compute,
             store,
         });
+    }
+
+    if !placed.is_empty() {
+        read_through_placements(&mut infos, &placed);
     }
 
     // Inline.
@@ -535,6 +625,13 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
     // and the global shape of each distributed output.
     if funcs.values().any(super::distribute::is_distributed) {
         params.extend(super::distribute::params());
+        for (image, _) in &placed {
+            for d in 0..images.get(image).map_or(0, |u: &ImageUse| u.dims) {
+                for what in ["min", "extent"] {
+                    params.insert(format!("{image}.global.{what}.{d}").into(), Type::i32());
+                }
+            }
+        }
         for o in &output_names {
             let f = &funcs[o];
             if super::distribute::is_distributed(f) {
