@@ -388,6 +388,13 @@ fn distribution_mistakes_are_errors() {
     let e = Pipeline::new(&[&c]).compile(&"interp-mpi".parse().unwrap()).unwrap_err().to_string();
     assert!(e.contains("Func 'dist_err_p' is distributed but computed inside"), "{e}");
 
+    let input = ImageParam::new(Type::u8(), 2, "dist_err_in");
+    input.distribute(&[1]);
+    let g2 = Func::new("dist_err_g2");
+    g2.def((x, y), input.at((x, y)));
+    let e = Pipeline::new(&[&g2]).compile(&Target::host()).unwrap_err().to_string();
+    assert!(e.contains("ImageParam 'dist_err_in': distribute() needs a distributed target"), "{e}");
+
     // A fused loop has no one dimension to slice the exchanged region along.
     let (fp, fc, xy) = (Func::new("dist_err_fp"), Func::new("dist_err_fc"), Var::new("xy"));
     fp.def((x, y), x * y);

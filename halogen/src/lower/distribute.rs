@@ -93,10 +93,14 @@ pub fn check_target(env: &Environment, target: &Target) -> Result<()> {
     }
     for f in env.funcs.values() {
         if let Some(v) = f.stages.iter().find_map(|s| s.schedule.distributed.first()) {
+            // A distributed input is read through a Func of its own (see environment.rs).
+            let what = match f.name.strip_suffix("$placed") {
+                Some(image) => format!("ImageParam '{image}': distribute()"),
+                None => format!("Func '{}': distribute({v})", f.name),
+            };
             return Err(Error::Schedule(format!(
-                "Func '{}': distribute({v}) needs a distributed target, but target '{target}' has no 'mpi' \
-                 feature; compile for '{target}-mpi'",
-                f.name
+                "{what} needs a distributed target, but target '{target}' has no 'mpi' feature; compile for \
+                 '{target}-mpi'"
             )));
         }
     }
