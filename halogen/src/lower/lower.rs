@@ -1,10 +1,12 @@
 //! The pass pipeline, in order. `HALOGEN_DEBUG=lower` prints the loop nest after each.
 //!
-//! Lowering receives the [`Target`]: passes that only some targets need are gated here, by
-//! the target's features, as Halide's `lower` gates its GPU and distribution passes. Today
-//! the gate is the check that every scheduled loop kind has a target feature to run it
-//! ([`check_loop_kinds`]); the GPU and MPI passes will join the list behind
-//! `target.has_gpu_feature()` and `target.has_feature(Feature::Mpi)`.
+//! Lowering receives the [`Target`]: what only some targets can run is gated here, by the
+//! target's features, as Halide's `lower` gates its GPU and distribution passes: every
+//! scheduled loop kind needs a feature that runs it ([`check_loop_kinds`]), and distributed
+//! Funcs need `mpi` ([`super::distribute::check_target`]). Distribution itself happens in
+//! scheduling (loops sliced by the symbolic rank) and bounds inference (global regions and
+//! border exchanges; see [`super::distribute`]); GPU kernels are outlined by the C back
+//! end.
 
 use super::bounds_inference::bounds_inference;
 use super::compute_with::fuse_compute_with;
