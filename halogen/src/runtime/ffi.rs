@@ -263,6 +263,18 @@ impl HalogenScalar {
     }
 }
 
+/// The runtime table's border-exchange entry ([`HalogenRuntime::exchange`]).
+pub type HalogenExchange = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    op: i32,
+    peer: i32,
+    base: *mut c_void,
+    elem_bytes: i32,
+    dims: i32,
+    extents: *const i64,
+    strides: *const i64,
+) -> c_int;
+
 /// A parallel loop body: runs iteration `index`; nonzero means it failed.
 pub type HalogenTask = unsafe extern "C" fn(ctx: *mut c_void, index: i32, closure: *mut c_void) -> c_int;
 
@@ -302,18 +314,7 @@ pub struct HalogenRuntime {
     /// [`exchange_op::FINISH`] completes the posted transfers (the other arguments
     /// ignored). Nonzero on failure (reported through `error`). `None` in a runtime
     /// without distribution.
-    pub exchange: Option<
-        unsafe extern "C" fn(
-            ctx: *mut c_void,
-            op: i32,
-            peer: i32,
-            base: *mut c_void,
-            elem_bytes: i32,
-            dims: i32,
-            extents: *const i64,
-            strides: *const i64,
-        ) -> c_int,
-    >,
+    pub exchange: Option<HalogenExchange>,
 }
 
 /// The operations of [`HalogenRuntime::exchange`].

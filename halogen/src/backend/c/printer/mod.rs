@@ -548,6 +548,7 @@ impl Dialect for Printer {
     }
 
     fn transfer(&mut self, s: &Stmt) -> Result<()> {
+        use crate::runtime::ffi::exchange_op;
         self.open("if (!rt->exchange) {");
         self.error_exit("\"the pipeline exchanges borders between ranks, but its runtime has no exchange\"");
         self.close("}");
@@ -564,8 +565,8 @@ impl Dialect for Printer {
                 let peer = core::expr(self, peer)?;
                 let (exts, strs) = (list(self, extents)?, list(self, strides)?);
                 let op = match op {
-                    TransferOp::Send => 0,
-                    TransferOp::Receive => 1,
+                    TransferOp::Send => exchange_op::SEND,
+                    TransferOp::Receive => exchange_op::RECEIVE,
                 };
                 format!(
                     "rt->exchange(ctx, {op}, {}, (void *)({} + {index}), {}, {}, (const int64_t[]){{{exts}}}, (const int64_t[]){{{strs}}})",
@@ -575,7 +576,7 @@ impl Dialect for Printer {
                     extents.len()
                 )
             }
-            _ => "rt->exchange(ctx, 2, 0, NULL, 0, 0, NULL, NULL)".to_string(),
+            _ => format!("rt->exchange(ctx, {}, 0, NULL, 0, 0, NULL, NULL)", exchange_op::FINISH),
         };
         // The runtime has reported what failed.
         self.open(format!("if ({call}) {{"));
