@@ -1,4 +1,5 @@
-//! The pass pipeline, in order. `HALOGEN_DEBUG=lower` prints the loop nest after each.
+//! The pass pipeline, in order. `HALOGEN_DEBUG=lower` prints the loop nest after each;
+//! `HALOGEN_DEBUG=lower-time` prints the time each pass took.
 //!
 //! Lowering receives the [`Target`]: what only some targets can run is gated here, by the
 //! target's features, as Halide's `lower` gates its GPU and distribution passes: every
@@ -27,8 +28,9 @@ use crate::error::Result;
 use crate::ir::{Name, Stmt};
 use crate::lang::func::FuncRef;
 use crate::target::Target;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 /// The result of lowering: the final loop nest and what the runtime must bind.
 #[derive(Clone, Debug)]
@@ -40,12 +42,26 @@ pub struct Lowered {
 }
 
 fn debug_enabled() -> bool {
-    std::env::var("HALOGEN_DEBUG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "lower"))
+    debug_flag("lower")
+}
+
+fn debug_flag(flag: &str) -> bool {
+    std::env::var("HALOGEN_DEBUG").is_ok_and(|v| v.split(',').any(|p| p.trim() == flag))
 }
 
 thread_local! {
     /// The nests recorded by [`record_passes`] on this thread, when it is running.
     static RECORDED: RefCell<Option<Vec<(String, Stmt)>>> = const { RefCell::new(None) };
+    /// When the pass running on this thread started, when pass times are asked for
+    /// (`HALOGEN_DEBUG=lower-time`).
+    static PASS_START: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Starts the clock of the next pass when pass times are asked for.
+fn start_pass_clock() {
+    if debug_flag("lower-time") {
+        PASS_START.with(|t| t.set(Some(Instant::now())));
+    }
 }
 
 /// Runs `run` and returns, with its result, the loop nest after each pass of every
@@ -71,6 +87,9 @@ pub fn record_passes<R>(run: impl FnOnce() -> R) -> (R, Vec<(String, Stmt)>) {
 /// Prints the nest after `pass` when asked, records it for [`record_passes`], and verifies
 /// it when the verifier is on.
 fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, phase: Phase) -> Result<()> {
+    if let Some(start) = PASS_START.with(|t| t.take()) {
+        eprintln!("lower-time {pass}: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    }
     if debug_enabled() {
         eprintln!("=== after {pass} ===\n{s}");
     }
@@ -89,6 +108,7 @@ fn after(pass: &str, s: &Stmt, ctx: &LowerCtx, phase: Phase) -> Result<()> {
             ctx.env.funcs.iter().map(|(name, f)| (name.clone(), f.types.clone())).collect();
         verify_with_funcs(s, pass, &external, &func_types, phase)?;
     }
+    start_pass_clock();
     Ok(())
 }
 
@@ -153,6 +173,7 @@ impl Scheduled {
 pub fn schedule(outputs: &[FuncRef], target: &Target) -> Result<Scheduled> {
     let env = build_environment(outputs)?;
     let ctx = LowerCtx::new(env);
+    start_pass_clock();
     let s = schedule_functions(&ctx)?;
     after("schedule functions", &s, &ctx, Phase::Scheduled)?;
     check_loop_kinds(&s, target)?;
@@ -172,6 +193,7 @@ static LOWERINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::n
 pub fn finish_lowering(scheduled: Scheduled) -> Result<Lowered> {
     LOWERINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let ctx = LowerCtx::new(scheduled.env);
+    start_pass_clock();
     let s = bounds_inference(scheduled.stmt, &ctx)?;
     after("bounds inference", &s, &ctx, Phase::BoundsInferred)?;
     let s = sliding_window(s, &ctx.env)?;
