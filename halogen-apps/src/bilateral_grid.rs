@@ -55,7 +55,7 @@ pub struct BilateralGrid {
     pub inv_r: f32,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "distributed"];
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "s_sigma",
@@ -216,6 +216,27 @@ impl BilateralGrid {
         self.out.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
+    /// Over the ranks of a distributed run, after the seed's schedule of this app: every
+    /// stage of the grid and the output distributed by rows (grid rows for the grid, image
+    /// rows for the output), each rank's rows in parallel as in the hand schedule. The
+    /// splat is computed per row of `blurz`, from the rank's own input rows; `blury`
+    /// receives the two grid rows above and below its slice from its neighbours, and the
+    /// output the grid rows its pixels interpolate from.
+    pub fn schedule_distributed(&self) {
+        let (x, y, z, c) = (self.x, self.y, self.z, self.c);
+        let r = &self.r;
+        self.histogram.compute_at(&self.blurz, y);
+        self.histogram
+            .update_stage(0)
+            .reorder(&[VarOrRVar::from(c), r.x().into(), r.y().into(), x.into(), y.into()])
+            .unroll_full(c);
+        self.blurz.compute_root().reorder(&[c, z, x, y]).parallel(y).distribute(y).vectorize(x, 8).unroll_full(c);
+        for f in [&self.blurx, &self.blury] {
+            f.compute_root().reorder(&[c, x, z, y]).parallel(y).distribute(y).vectorize(x, 8).unroll_full(c);
+        }
+        self.out.compute_root().parallel(y).distribute(y).vectorize(x, 8);
+    }
+
     /// Every Func at root, serial and scalar.
     pub fn schedule_root(&self) {
         common::root_all(&[&self.histogram, &self.blurz, &self.blurx, &self.blury, &self.interpolated, &self.out]);
@@ -321,6 +342,7 @@ impl App for BilateralGrid {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
+            "distributed" => self.schedule_distributed(),
             _ => return Err(common::unknown_schedule("bilateral_grid", name, SCHEDULES)),
         }
         Ok(())

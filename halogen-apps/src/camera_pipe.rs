@@ -42,7 +42,11 @@ pub struct CameraPipe {
     pub c: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "distributed"];
+
+/// The output rows of one strip of [`CameraPipe::schedule_hand`] (and of the unit that
+/// [`CameraPipe::schedule_distributed`] deals out to the ranks).
+const STRIP: i32 = 32;
 
 /// Camera RGB to output RGB (rows sum to 1, so gray stays gray).
 pub const MATRIX: [[f32; 3]; 3] = [[1.6, -0.45, -0.15], [-0.25, 1.45, -0.2], [0.0, -0.5, 1.5]];
@@ -132,7 +136,7 @@ impl CameraPipe {
         let (x, y, c) = (self.x, self.y, self.c);
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
         self.curve.compute_root();
-        self.out.split(y, yo, yi, 32).reorder(&[x, c, yi, yo]).parallel(yo).vectorize(x, 8);
+        self.out.split(y, yo, yi, STRIP).reorder(&[x, c, yi, yo]).parallel(yo).vectorize(x, 8);
         self.corrected.compute_at(&self.out, yi).vectorize(x, 8);
         self.demosaiced.compute_at(&self.out, yi).vectorize(x, 8);
         self.denoised.store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, 8);
@@ -149,6 +153,16 @@ impl CameraPipe {
         self.out.bound(c, 0, 3).reorder(&[c, x, y]).unroll_full(c).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
         self.denoised.compute_at(&self.out, xo).gpu_threads(x).gpu_threads(y);
         self.demosaiced.compute_at(&self.out, xi).reorder(&[c, x, y]).unroll_full(c);
+    }
+
+    /// Over the ranks of a distributed run: the hand schedule, with its strips of output
+    /// rows dealt out in blocks to the ranks (each rank runs its strips in parallel). The
+    /// curve, a table of 1024 entries, is computed whole on every rank (a root Func that is
+    /// not distributed); each strip denoises and demosaics the rows it reads, so the ranks
+    /// exchange nothing.
+    pub fn schedule_distributed(&self) {
+        self.schedule_hand();
+        self.out.distribute(Var::new("yo"));
     }
 
     /// Every Func at root, serial and scalar.
@@ -228,12 +242,16 @@ impl App for CameraPipe {
     fn schedules(&self) -> &'static [&'static str] {
         SCHEDULES
     }
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, STRIP)
+    }
     fn apply_schedule(&self, name: &str) -> Result<()> {
         match name {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "gpu" => self.schedule_gpu(),
+            "distributed" => self.schedule_distributed(),
             _ => return Err(common::unknown_schedule("camera_pipe", name, SCHEDULES)),
         }
         Ok(())

@@ -61,7 +61,11 @@ pub struct Wavelet {
     pub c: Var,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "distributed"];
+
+/// The output rows of one strip of [`Wavelet::schedule_hand`] (and of the unit that
+/// [`Wavelet::schedule_distributed`] deals out to the ranks).
+const STRIP: i32 = 16;
 
 /// The low-pass filter on the samples at `2i-1, 2i, 2i+1, 2i+2`.
 fn low(a: Expr, b: Expr, c: Expr, d: Expr) -> Expr {
@@ -121,7 +125,7 @@ impl Wavelet {
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
         self.out
             .bound(c, 0, 4)
-            .split(y, yo, yi, 16)
+            .split(y, yo, yi, STRIP)
             .reorder(&[x, c, yi, yo])
             .parallel(yo)
             .vectorize(x, 8)
@@ -133,6 +137,16 @@ impl Wavelet {
             .reorder(&[x, c, y])
             .vectorize(x, 8)
             .unroll_full(c);
+    }
+
+    /// Over the ranks of a distributed run: the hand schedule, with its strips of output
+    /// rows dealt out in blocks to the ranks (each rank runs its strips in parallel). Each
+    /// strip computes the rows of the `x` pass it reads, so the ranks exchange nothing: the
+    /// seed's third choice (section 3.4), recomputing a strip's border rows instead of
+    /// sending them.
+    pub fn schedule_distributed(&self) {
+        self.schedule_hand();
+        self.out.distribute(Var::new("yo"));
     }
 
     /// Every Func at root, serial and scalar.
@@ -190,11 +204,15 @@ impl App for Wavelet {
     fn schedules(&self) -> &'static [&'static str] {
         SCHEDULES
     }
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, STRIP)
+    }
     fn apply_schedule(&self, name: &str) -> Result<()> {
         match name {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "distributed" => self.schedule_distributed(),
             _ => return Err(common::unknown_schedule("wavelet", name, SCHEDULES)),
         }
         Ok(())
