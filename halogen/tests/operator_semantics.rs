@@ -184,6 +184,17 @@ fn rows(a: &Expr, b: &Expr, t: Type) -> Vec<Expr> {
             lerp(a, b, 0.25f32),
             a / b + a * b - b,
         ]);
+        // Conversions whose values interval analysis proves within the integer type (the
+        // C back ends convert them without saturating), up to the fractions just inside
+        // MIN - 1 and MAX + 1 that truncate into it; NaN still gives 0.
+        let k = |v: f32| c(t, &Expr::from(v));
+        r.extend([
+            back(c(Type::u8(), &clamp(a, k(0.0), k(255.0)))),
+            back(c(Type::i8(), &clamp(a, k(-128.9), k(127.9)))),
+            back(c(Type::u16(), &clamp(a, k(-0.99), k(65535.5)))),
+            back(c(Type::i32(), &(clamp(a, k(0.0), k(1.0)) * k(10.0) + k(0.5)))),
+            back(c(Type::u32(), &(clamp(a, k(-3.0), k(3.0)) * k(2.0) + k(6.5)))),
+        ]);
     } else {
         r.extend([
             a & b,
@@ -305,4 +316,22 @@ fn f32_ops() {
 #[test]
 fn f64_ops() {
     check::<f64>();
+}
+
+/// The conversions above that interval analysis bounds reach the C back end as the
+/// in-range conversion (so the rows test it), and an unbounded one does not.
+#[test]
+fn bounded_float_to_int_conversions_skip_saturation() {
+    let a = ImageParam::new(Type::f32(), 1, "a");
+    let x = Var::new("x");
+    let (bounded, unbounded) = (Func::new("bounded"), Func::new("unbounded"));
+    bounded.def(x, cast(Type::i32(), &(clamp(a.at(x), 0.0f32, 1.0f32) * 10.0f32 + 0.5f32)));
+    unbounded.def(x, cast(Type::i32(), &(a.at(x) * 10.0f32)));
+    let c_of = |f: &Func| {
+        let c = Pipeline::new(&[f]).compile(&Target::host()).unwrap();
+        c.c_source().expect("a host compile keeps its C").to_string()
+    };
+    assert!(c_of(&bounded).contains("h_f2ir_i32_f32("));
+    let plain = c_of(&unbounded);
+    assert!(!plain.contains("h_f2ir_i32_f32(") && plain.contains("h_f2i_i32("));
 }

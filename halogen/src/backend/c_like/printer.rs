@@ -233,7 +233,10 @@ pub(crate) fn expr<D: Dialect>(d: &mut D, e: &Expr) -> Result<String> {
                 ExprKind::Var { name, .. } => d.var(name),
                 ExprKind::Cast(a) => {
                     let x = expr(d, a)?;
-                    cast(d, a.ty(), t, x)
+                    match in_range_float_to_int(a, t) {
+                        Some(f) => Ok(format!("{f}({})", strip_parens(&x))),
+                        None => cast(d, a.ty(), t, x),
+                    }
                 }
                 ExprKind::Binary(op, a, b) => {
                     let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
@@ -383,6 +386,34 @@ fn binary(op: BinOp, t: Type, a: String, b: String) -> Result<String> {
             format!("(({})({a} != 0 {sym} {b} != 0))", scalar_c(t))
         }
     })
+}
+
+/// The helper for a scalar float-to-integer cast of `value` whose every value, by interval
+/// analysis of the expression alone, lies within `to` (a clamped or scaled value: bilateral
+/// grid's `int(clamp(v, 0, 1) * 10 + 0.5)`): it needs neither the saturation nor the
+/// detour through `double` of the general conversion. NaN is not excluded by the bounds,
+/// and the helper still maps it to 0 as `semantics::cast` does.
+fn in_range_float_to_int(value: &Expr, to: Type) -> Option<String> {
+    let from = value.ty();
+    if !to.is_scalar() || !matches!(to.code, TypeCode::Int | TypeCode::UInt) || from.code != TypeCode::Float {
+        return None;
+    }
+    let source = match from.bits {
+        32 => "f32",
+        64 => "f64",
+        _ => return None,
+    };
+    let iv = crate::analysis::bounds_of_expr_in_scope(value, &crate::analysis::Scope::new());
+    let (lo, hi) = (iv.min?.as_float()?, iv.max?.as_float()?);
+    // Truncation maps (MIN - 1, MAX + 1) into the type; the margin covers the rounding of
+    // the interval arithmetic itself.
+    let (min, max) = match to.code {
+        TypeCode::Int => (-(2f64.powi(to.bits as i32 - 1)), 2f64.powi(to.bits as i32 - 1) - 1.0),
+        _ => (0.0, 2f64.powi(to.bits as i32) - 1.0),
+    };
+    let margin = |v: f64| 1e-4 * v.abs().max(1.0);
+    let inside = lo.is_finite() && hi.is_finite() && lo - margin(lo) > min - 1.0 && hi + margin(hi) < max + 1.0;
+    inside.then(|| format!("h_f2ir_{}_{source}", mnemonic(to)))
 }
 
 /// Converts the C value `x` of type `from` to type `to` (same lanes), as

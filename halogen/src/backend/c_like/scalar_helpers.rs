@@ -81,6 +81,23 @@ H_F2I_NARROW(u16, uint16_t, 0, UINT16_MAX)
 H_F2I_NARROW(u32, uint32_t, 0, UINT32_MAX)
 H_F2I_WIDE(u64, uint64_t, 0, UINT64_MAX)
 
+/* float -> int where interval analysis proved the value within the integer type (see
+   `in_range_float_to_int` in printer.rs): only NaN, which the bounds do not exclude, needs
+   care, and the float converts directly, without the detour through double and the
+   clamps. */
+#define H_F2IR(M, T)                                                                      \
+    H_INLINE T h_f2ir_##M##_f32(float f) { return (T)(f == f ? f : 0.0f); }              \
+    H_INLINE T h_f2ir_##M##_f64(double f) { return (T)(f == f ? f : 0.0); }
+
+H_F2IR(i8, int8_t)
+H_F2IR(i16, int16_t)
+H_F2IR(i32, int32_t)
+H_F2IR(i64, int64_t)
+H_F2IR(u8, uint8_t)
+H_F2IR(u16, uint16_t)
+H_F2IR(u32, uint32_t)
+H_F2IR(u64, uint64_t)
+
 H_SIGNED(i8, int8_t, uint32_t, uint8_t, INT8_MIN, INT8_MAX)
 H_SIGNED(i16, int16_t, uint32_t, uint16_t, INT16_MIN, INT16_MAX)
 H_SIGNED(i32, int32_t, uint32_t, uint32_t, INT32_MIN, INT32_MAX)
