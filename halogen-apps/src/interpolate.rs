@@ -74,7 +74,7 @@ pub struct Interpolate {
 // Halide's schedule verbatim (`Interpolate::schedule_hand_halide`) is not offered by name:
 // at the default ten levels it takes over ten minutes to lower today, which would stall
 // `halogen bench`.
-const SCHEDULES: &[&str] = &["root", "hand", "gpu"];
+const SCHEDULES: &[&str] = &["root", "hand", "gpu", "distributed"];
 const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "levels",
     default: 10.0,
@@ -91,6 +91,15 @@ const CLAMP_LEVEL: usize = 4;
 /// The first level of the filled-in pyramid that [`Interpolate::schedule_hand`] computes at
 /// root rather than per output row (1/64 of the pixels at level 3).
 pub const ROOT_FROM: usize = 3;
+
+/// The pyramid levels from which [`Interpolate::schedule_distributed`] computes every
+/// stage on every rank instead of distributing it (Distributed Halide's "distribution
+/// threshold"): the levels above hold less than 1/256 of the pixels.
+pub const DISTRIBUTION_THRESHOLD: usize = 5;
+
+/// The output rows of one strip of the hand schedule (and of the unit that
+/// [`Interpolate::schedule_distributed`] deals out to the ranks).
+const STRIP: i32 = 32;
 
 /// The vector width for `f32` on AVX2.
 const VEC: i32 = 8;
@@ -240,7 +249,7 @@ impl Interpolate {
         self.out
             .bound(c, 0, 3)
             .split(x, xo, xi, VEC)
-            .split(y, yo, yi, 32)
+            .split(y, yo, yi, STRIP)
             .reorder(&[xi, c, xo, yi, yo])
             .unroll_full(c)
             .vectorize(xi, VEC)
@@ -251,6 +260,23 @@ impl Interpolate {
             } else {
                 self.interpolated[l].store_at(&self.out, yo).compute_at(&self.out, yi).vectorize(x, VEC);
             }
+        }
+    }
+
+    /// Over the ranks of a distributed run: the hand schedule, with the output's strips of
+    /// rows and the root strips of every pyramid level below [`DISTRIBUTION_THRESHOLD`]
+    /// dealt out to the ranks (each exchanging the border rows its consumers read); the
+    /// coarser levels, small, are computed whole on every rank.
+    pub fn schedule_distributed(&self) {
+        self.schedule_hand();
+        let yo = Var::new("yo");
+        self.out.distribute(yo);
+        let below = |l: usize| l < DISTRIBUTION_THRESHOLD;
+        for l in (1..self.levels.saturating_sub(1)).filter(|&l| below(l)) {
+            self.downsampled[l].distribute(yo);
+        }
+        for l in (ROOT_FROM..self.levels).filter(|&l| below(l)) {
+            self.interpolated[l].distribute(yo);
         }
     }
 
@@ -460,6 +486,9 @@ impl App for Interpolate {
     fn schedules(&self) -> &'static [&'static str] {
         SCHEDULES
     }
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, STRIP)
+    }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
@@ -467,6 +496,7 @@ impl App for Interpolate {
         match name {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "distributed" => self.schedule_distributed(),
             "gpu" => self.schedule_gpu(),
             _ => return Err(common::unknown_schedule("interpolate", name, SCHEDULES)),
         }
