@@ -169,17 +169,24 @@ impl BilateralGrid {
         }
     }
 
-    /// `halide_bench.py`'s hand schedule: the grid stages at root, each parallel over its
-    /// outermost dimension, vectorized in `x` and unrolled over the two channels; the
-    /// splat computed per row of `blurz`.
-    pub fn schedule_hand(&self) {
-        let (x, y, z, c) = (self.x, self.y, self.z, self.c);
+    /// The splat (the histogram and its update) computed per row of `blurz`, walking each
+    /// cell's pixels with the two channels unrolled.
+    fn splat_per_row_of_blurz(&self) {
+        let (x, y, c) = (self.x, self.y, self.c);
         let r = &self.r;
         self.histogram.compute_at(&self.blurz, y);
         self.histogram
             .update_stage(0)
             .reorder(&[VarOrRVar::from(c), r.x().into(), r.y().into(), x.into(), y.into()])
             .unroll_full(c);
+    }
+
+    /// `halide_bench.py`'s hand schedule: the grid stages at root, each parallel over its
+    /// outermost dimension, vectorized in `x` and unrolled over the two channels; the
+    /// splat computed per row of `blurz`.
+    pub fn schedule_hand(&self) {
+        let (x, y, z, c) = (self.x, self.y, self.z, self.c);
+        self.splat_per_row_of_blurz();
         self.blurz.compute_root().reorder(&[c, z, x, y]).parallel(y).vectorize(x, 8).unroll_full(c);
         for f in [&self.blurx, &self.blury] {
             f.compute_root().reorder(&[c, x, y, z]).parallel(z).vectorize(x, 8).unroll_full(c);
@@ -224,12 +231,7 @@ impl BilateralGrid {
     /// output the grid rows its pixels interpolate from.
     pub fn schedule_distributed(&self) {
         let (x, y, z, c) = (self.x, self.y, self.z, self.c);
-        let r = &self.r;
-        self.histogram.compute_at(&self.blurz, y);
-        self.histogram
-            .update_stage(0)
-            .reorder(&[VarOrRVar::from(c), r.x().into(), r.y().into(), x.into(), y.into()])
-            .unroll_full(c);
+        self.splat_per_row_of_blurz();
         self.blurz.compute_root().reorder(&[c, z, x, y]).parallel(y).distribute(y).vectorize(x, 8).unroll_full(c);
         for f in [&self.blurx, &self.blury] {
             f.compute_root().reorder(&[c, x, z, y]).parallel(y).distribute(y).vectorize(x, 8).unroll_full(c);
