@@ -28,24 +28,14 @@ struct Choice {
     parallel: bool,
 }
 
-#[derive(Clone, Debug)]
-struct Case {
-    stages: Vec<StageKind>,
-    choices: Vec<Choice>,
-    out_min: (i32, i32),
-    out_extent: (i32, i32),
-}
+type Case = rp::ChoiceCase<Choice>;
 
 fn case() -> impl Strategy<Value = Case> {
-    let choice = (0..6u8, 1..6i32, any::<bool>()).prop_map(|(kind, strip, parallel)| Choice { kind, strip, parallel });
-    rp::stage_count()
-        .prop_flat_map(move |n| {
-            (rp::stage_kinds(n, rp::SCHEDULE_MIX), prop::collection::vec(choice.clone(), n + 1), rp::output_region())
-        })
-        .prop_map(|(mut stages, choices, (out_min, out_extent))| {
-            rp::end_with_pure_stage(&mut stages);
-            Case { stages, choices, out_min, out_extent }
-        })
+    rp::choice_case((0..6u8, 1..6i32, any::<bool>()).prop_map(|(kind, strip, parallel)| Choice {
+        kind,
+        strip,
+        parallel,
+    }))
 }
 
 /// Applies the choices, made legal; returns the directives and the output's strip.

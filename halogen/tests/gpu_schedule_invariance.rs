@@ -25,24 +25,10 @@ struct GpuChoice {
     h: i32,
 }
 
-#[derive(Clone, Debug)]
-struct Case {
-    stages: Vec<StageKind>,
-    choices: Vec<GpuChoice>,
-    out_min: (i32, i32),
-    out_extent: (i32, i32),
-}
+type Case = rp::ChoiceCase<GpuChoice>;
 
 fn case() -> impl Strategy<Value = Case> {
-    let choice = (0..5u8, 1..17i32, 1..17i32).prop_map(|(kind, w, h)| GpuChoice { kind, w, h });
-    rp::stage_count()
-        .prop_flat_map(move |n| {
-            (rp::stage_kinds(n, rp::SCHEDULE_MIX), prop::collection::vec(choice.clone(), n + 1), rp::output_region())
-        })
-        .prop_map(|(mut stages, choices, (out_min, out_extent))| {
-            rp::end_with_pure_stage(&mut stages);
-            Case { stages, choices, out_min, out_extent }
-        })
+    rp::choice_case((0..5u8, 1..17i32, 1..17i32).prop_map(|(kind, w, h)| GpuChoice { kind, w, h }))
 }
 
 /// Applies the choices, made legal, from the output back; returns the directives.

@@ -122,6 +122,32 @@ pub fn output_region() -> impl Strategy<Value = ((i32, i32), (i32, i32))> {
     ((-4..4i32, -4..4i32), (1..14i32, 1..10i32))
 }
 
+/// A random pipeline with one schedule choice per Func (of a test's own type `C`) and the
+/// output region: the case of the invariance tests whose choices are their own.
+#[derive(Clone, Debug)]
+pub struct ChoiceCase<C> {
+    pub stages: Vec<StageKind>,
+    /// One per Func, the clamped input's unused; a pure last stage added after updates
+    /// ([`end_with_pure_stage`]) takes the spare one.
+    pub choices: Vec<C>,
+    pub out_min: (i32, i32),
+    pub out_extent: (i32, i32),
+}
+
+/// [`ChoiceCase`]s: 3–8 stages, a choice per Func drawn from `choice`, an output region.
+pub fn choice_case<C: Clone + std::fmt::Debug>(
+    choice: impl Strategy<Value = C> + Clone,
+) -> impl Strategy<Value = ChoiceCase<C>> {
+    stage_count()
+        .prop_flat_map(move |n| {
+            (stage_kinds(n, SCHEDULE_MIX), prop::collection::vec(choice.clone(), n + 1), output_region())
+        })
+        .prop_map(|(mut stages, choices, (out_min, out_extent))| {
+            end_with_pure_stage(&mut stages);
+            ChoiceCase { stages, choices, out_min, out_extent }
+        })
+}
+
 /// Updates write where they like, and an output must only write its own region, so a last
 /// stage with updates gets a point-wise stage after it. Returns whether one was added.
 pub fn end_with_pure_stage(stages: &mut Vec<StageKind>) -> bool {
