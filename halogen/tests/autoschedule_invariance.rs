@@ -50,12 +50,8 @@ fn machine(c: &Case) -> MachineParams {
     MachineParams::new(cores, vector, 32 << 10, l2, llc)
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: rp::case_count("PROPTEST_CASES", 64), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn auto_scheduled_pipelines_give_the_unscheduled_pixels(c in case()) {

@@ -94,12 +94,8 @@ fn apply(stages: &[StageKind], choices: &[Choice], b: &rp::Built) -> (String, i3
     (log, strip)
 }
 
-fn cases() -> u32 {
-    std::env::var("HALOGEN_DISTRIBUTED_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: rp::case_count("HALOGEN_DISTRIBUTED_CASES", 24), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn every_distributed_schedule_gives_the_unscheduled_pixels(c in case()) {

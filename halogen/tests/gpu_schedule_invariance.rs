@@ -92,12 +92,8 @@ fn apply(stages: &[StageKind], choices: &[GpuChoice], b: &rp::Built) -> String {
 /// The errors of GPU schedules the back end refuses by design.
 const REFUSED: [&str; 3] = ["which are not constants", "has no constant bound", "threads per block"];
 
-fn cases() -> u32 {
-    std::env::var("HALOGEN_GPU_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: rp::case_count("HALOGEN_GPU_CASES", 32), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn every_gpu_schedule_gives_the_unscheduled_pixels(c in case()) {

@@ -122,6 +122,11 @@ pub fn output_region() -> impl Strategy<Value = ((i32, i32), (i32, i32))> {
     ((-4..4i32, -4..4i32), (1..14i32, 1..10i32))
 }
 
+/// The number of cases to run: the environment variable `var`, or `default`.
+pub fn case_count(var: &str, default: u32) -> u32 {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// A random pipeline with one schedule choice per Func (of a test's own type `C`) and the
 /// output region: the case of the invariance tests whose choices are their own.
 #[derive(Clone, Debug)]
