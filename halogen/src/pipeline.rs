@@ -592,7 +592,7 @@ fn distribution_params(
     for (name, what) in
         args.global_outputs.keys().map(|n| (n, "output")).chain(args.global_inputs.keys().map(|n| (n, "input")))
     {
-        if !env.params.contains_key(&Name::from(format!("{name}.global.min.0"))) {
+        if !env.params.contains_key(&distribute::global_region_param(name, "min", 0)) {
             return Err(Error::Argument(format!(
                 "global_{what}: '{name}' is not a distributed {what} of this pipeline"
             )));
@@ -625,7 +625,7 @@ fn distribution_params(
         buffers.push((name, args.global_inputs.get(name), raw.dims.iter().map(|d| (d.min, d.extent)).collect()));
     }
     for (name, given, own) in buffers {
-        if !env.params.contains_key(&Name::from(format!("{name}.global.min.0"))) {
+        if !env.params.contains_key(&distribute::global_region_param(name, "min", 0)) {
             continue;
         }
         let region = match given {
@@ -647,8 +647,8 @@ fn distribution_params(
                      outside the coordinates Halogen computes with, [-2^30, 2^30)"
                 )));
             }
-            params.insert(format!("{name}.global.min.{d}").into(), Expr::i32(lo));
-            params.insert(format!("{name}.global.extent.{d}").into(), Expr::i32(extent as i64));
+            params.insert(distribute::global_region_param(name, "min", d), Expr::i32(lo));
+            params.insert(distribute::global_region_param(name, "extent", d), Expr::i32(extent as i64));
         }
     }
     Ok(())

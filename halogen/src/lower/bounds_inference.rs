@@ -148,8 +148,9 @@ fn local_symbols(frame: &[(Name, Expr)]) -> Vec<Name> {
 pub fn global_output_region(name: &str, dims: usize) -> Region {
     (0..dims)
         .map(|d| {
-            let min = i32_param(format!("{name}.global.min.{d}"));
-            let max = Expr::sub(Expr::add(min.clone(), i32_param(format!("{name}.global.extent.{d}"))), Expr::i32(1));
+            let param = |what: &str| i32_param(distribute::global_region_param(name, what, d).to_string());
+            let min = param("min");
+            let max = Expr::sub(Expr::add(min.clone(), param("extent")), Expr::i32(1));
             Interval { min: Some(min), max: Some(max) }
         })
         .collect()

@@ -251,6 +251,13 @@ pub fn slice(min: &Expr, extent: &Expr, coordinate: &Expr, count: &Expr) -> (Exp
     (simplify(&Expr::add(min.clone(), lo.clone())), simplify(&Expr::max(Expr::sub(hi, lo), Expr::i32(0))))
 }
 
+/// The run-time parameter holding the `min` or `extent` (`what`) of dimension `d` of the
+/// whole region of the distributed buffer `buffer` (an output, or a distributed input),
+/// whose own buffer on a rank may hold only the rank's slice.
+pub fn global_region_param(buffer: &str, what: &str, d: usize) -> Name {
+    format!("{buffer}.global.{what}.{d}").into()
+}
+
 /// The name a top-level bound symbol has in its global version.
 pub fn global_name(n: &Name) -> Name {
     format!("{n}.global").into()

@@ -411,7 +411,7 @@ fn place_distributed_inputs(all: &[FuncRef]) -> Result<Vec<(Name, crate::lang::f
         w.def(args.clone(), param.at(args));
         w.compute_root();
         for (d, v) in vars.iter().enumerate() {
-            let global = |what: &str| Expr::param(Type::i32(), format!("{image}.global.{what}.{d}"));
+            let global = |what: &str| Expr::param(Type::i32(), super::distribute::global_region_param(&image, what, d));
             w.bound(*v, global("min"), global("extent"));
         }
         for &d in &dims {
@@ -628,7 +628,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
         for (image, _) in &placed {
             for d in 0..images.get(image).map_or(0, |u: &ImageUse| u.dims) {
                 for what in ["min", "extent"] {
-                    params.insert(format!("{image}.global.{what}.{d}").into(), Type::i32());
+                    params.insert(super::distribute::global_region_param(image, what, d), Type::i32());
                 }
             }
         }
@@ -637,7 +637,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
             if super::distribute::is_distributed(f) {
                 for d in 0..f.args.len() {
                     for what in ["min", "extent"] {
-                        params.insert(format!("{o}.global.{what}.{d}").into(), Type::i32());
+                        params.insert(super::distribute::global_region_param(o, what, d), Type::i32());
                     }
                 }
             }
