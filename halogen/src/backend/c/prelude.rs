@@ -539,6 +539,63 @@ fn masked_access(t: Type) -> Option<MaskedAccess> {
     })
 }
 
+/// The pieces of a window load for lanes of type `t` (see [`Helpers::load_window`]): a
+/// masked load of the window and a permute of it by each lane's offset.
+struct WindowLoad {
+    t: Type,
+    /// The `#if` condition under which the intrinsics exist.
+    guard: String,
+    masked: MaskedAccess,
+    /// The permute of window `w` by offsets `o` (both in `masked.register`).
+    permute: String,
+}
+
+impl WindowLoad {
+    fn of(t: Type) -> Option<WindowLoad> {
+        let masked = masked_access(t)?;
+        let n = t.lanes as usize;
+        // `_mm`, `_mm256` or `_mm512`, as the masked load is named.
+        let prefix = masked.load.split("_maskz").next().unwrap_or_default().to_string();
+        let (permute, extra_guard) = match (t.bytes(), n) {
+            (4, 4) => ("_mm_castps_si128(_mm_permutevar_ps(_mm_castsi128_ps(w), o))".to_string(), ""),
+            (1, 16) => ("_mm_shuffle_epi8(w, o)".to_string(), ""),
+            (1, _) => (format!("{prefix}_permutexvar_epi8(o, w)"), " && defined(__AVX512VBMI__)"),
+            (8, 2) => return None,
+            (bytes, _) => (format!("{prefix}_permutexvar_epi{}(o, w)", bytes * 8), ""),
+        };
+        Some(WindowLoad { t, guard: format!("{}{extra_guard}", masked.guard), masked, permute })
+    }
+
+    /// The statements that load the window of `len + 1` elements at `base` and return it
+    /// permuted by `offsets`, a vector of `offsets_ty` (32-bit lanes), narrowed to the
+    /// elements' width first where they are narrower.
+    fn body(&self, h: &mut Helpers, base: &str, len: &str, offsets: &str, offsets_ty: Type) -> String {
+        let t = self.t;
+        let lane_offsets = Type::int((t.bytes() * 8) as u8).with_lanes(t.lanes);
+        let (v, ov) = (h.ty(t), h.ty(lane_offsets));
+        let offsets = if lane_offsets.bits == offsets_ty.bits {
+            offsets.to_string()
+        } else {
+            format!("__builtin_convertvector({offsets}, {ov})")
+        };
+        format!(
+            "        const {reg} w = {load}(({kt})((2ull << {len}) - 1), {base});
+        const {ov} o_ = ({ov})({offsets});
+        {reg} o;
+        memcpy(&o, &o_, sizeof o);
+        const {reg} q = {permute};
+        {v} r_;
+        memcpy(&r_, &q, sizeof r_);
+        return r_;
+",
+            reg = self.masked.register,
+            load = self.masked.load,
+            kt = self.masked.mask_type,
+            permute = self.permute,
+        )
+    }
+}
+
 impl Helpers {
     /// The C name of type `t`, registering its typedef if it is a vector.
     pub fn ty(&mut self, t: Type) -> String {
@@ -782,70 +839,73 @@ impl Helpers {
     /// wider than the vector falls back to the gather. `None` where `t` has no such permute
     /// (AVX-512; byte lanes beyond 16 need VBMI, tested in the C).
     pub fn load_window(&mut self, t: Type) -> Option<String> {
-        let m = masked_access(t)?;
-        let n = t.lanes as usize;
-        // `_mm`, `_mm256` or `_mm512`, as the masked load is named.
-        let prefix = m.load.split("_maskz").next().unwrap_or_default();
-        let (permute, extra_guard) = match (t.bytes(), n) {
-            (4, 4) => ("_mm_castps_si128(_mm_permutevar_ps(_mm_castsi128_ps(w), o))".to_string(), ""),
-            (1, 16) => ("_mm_shuffle_epi8(w, o)".to_string(), ""),
-            (1, _) => (format!("{prefix}_permutexvar_epi8(o, w)"), " && defined(__AVX512VBMI__)"),
-            (8, 2) => return None,
-            (bytes, _) => (format!("{prefix}_permutexvar_epi{}(o, w)", bytes * 8), ""),
-        };
+        let w = WindowLoad::of(t)?;
         let idx = Type::i32().with_lanes(t.lanes);
-        let offsets = Type::int((t.bytes() * 8) as u8).with_lanes(t.lanes);
         Some(self.helper(format!("h_ldw_{}", mnemonic(t)), |h| {
             h.intrinsics();
             let gather = h.load(t);
             let bc = h.broadcast(idx);
-            let (v, iv, ov) = (h.ty(t), h.ty(idx), h.ty(offsets));
-            // Each lane's offset in the window, in lanes as wide as the elements.
-            let offset = format!("idx - {bc}((int32_t)lo)");
-            let offset = if offsets == idx { offset } else { format!("__builtin_convertvector({offset}, {ov})") };
+            let (v, iv) = (h.ty(t), h.ty(idx));
+            let fast = w.body(h, "buf + lo", "spread", &format!("idx - {bc}((int32_t)lo)"), idx);
             format!(
                 "static inline {v} h_ldw_{v}(const {e} *buf, {iv} idx) {{
-#if {guard}{extra_guard}
+#if {guard}
     const int64_t lo = idx[0], spread = (int64_t)idx[{last}] - lo;
     if (spread >= 0 && spread < {n}) {{
-        const {reg} w = {load}(({kt})((2ull << spread) - 1), buf + lo);
-        const {ov} o_ = {offset};
-        {reg} o;
-        memcpy(&o, &o_, sizeof o);
-        const {reg} p = {permute};
-        {v} r;
-        memcpy(&r, &p, sizeof r);
-        return r;
-    }}
+{fast}    }}
 #endif
     return {gather}(buf, idx);
 }}
 ",
                 e = storage_c(t),
-                guard = m.guard,
-                last = n - 1,
-                reg = m.register,
-                load = m.load,
-                kt = m.mask_type,
+                guard = w.guard,
+                last = t.lanes - 1,
+                n = t.lanes,
             )
         }))
     }
 
     /// `h_ldq_T(p, r, s, k)`: lane `i` at `p[(r + s·i) / k]`, for `0 <= r < k` and
-    /// `s >= 0` (see [`crate::analysis::access::AccessPattern::Quotient`]). The offsets
-    /// come from the scalars alone, so where `r` does not change in a loop the C
-    /// compiler computes them, and the window's mask, once outside it; each load is then
-    /// one masked load and one permute ([`Helpers::load_window`]), or a gather relative to
-    /// `p` where the type has no permute.
+    /// `s >= 0` (see [`crate::analysis::access::AccessPattern::Quotient`]). Lane 0 reads
+    /// `p[0]`, so the window's length and each lane's offset in it come from the scalars
+    /// alone, in unsigned arithmetic (no sum is negative, so it is floor division, and by
+    /// the constant `k` of the call a shift or a multiply): where `r` does not change in a
+    /// loop the C compiler computes them, and the window's mask, once outside it, and each
+    /// load is one masked load and one permute. A window wider than a vector (`s > k`), or a
+    /// type with no permute, reads with a gather relative to `p`.
     pub fn load_quotient(&mut self, t: Type) -> String {
         let idx = Type::i32().with_lanes(t.lanes);
+        let uidx = Type::u32().with_lanes(t.lanes);
+        let window = WindowLoad::of(t);
         self.helper(format!("h_ldq_{}", mnemonic(t)), |h| {
-            let ld = h.load_window(t).unwrap_or_else(|| h.load(t));
-            let (bc, ramp) = (h.broadcast(idx), h.ramp(idx));
-            let v = h.ty(t);
-            // Both operands are non-negative, so C's truncating division rounds down.
+            let gather = h.load(t);
+            let (bc, ramp, ubc) = (h.broadcast(idx), h.ramp(idx), h.broadcast(uidx));
+            let (v, iv, uv) = (h.ty(t), h.ty(idx), h.ty(uidx));
+            let offsets = format!("({uv})({bc}(r) + {ramp}(0, s)) / {ubc}((uint32_t)k)");
+            let fast = match &window {
+                Some(w) => {
+                    h.intrinsics();
+                    let body = w.body(h, "p", "span", "o_u", uidx);
+                    format!(
+                        "#if {guard}
+    const uint32_t span = ((uint32_t)r + (uint32_t)s * {last}u) / (uint32_t)k;
+    if (span < {n}) {{
+{body}    }}
+#endif
+",
+                        guard = w.guard,
+                        last = t.lanes - 1,
+                        n = t.lanes,
+                    )
+                }
+                None => String::new(),
+            };
             format!(
-                "static inline {v} h_ldq_{v}(const {e} *p, int32_t r, int32_t s, int32_t k) {{\n    return {ld}(p, ({bc}(r) + {ramp}(0, s)) / {bc}(k));\n}}\n",
+                "static inline {v} h_ldq_{v}(const {e} *p, int32_t r, int32_t s, int32_t k) {{
+    const {uv} o_u = {offsets};
+{fast}    return {gather}(p, ({iv})o_u);
+}}
+",
                 e = storage_c(t)
             )
         })
