@@ -195,6 +195,20 @@ fn rows(a: &Expr, b: &Expr, t: Type) -> Vec<Expr> {
             back(c(Type::i32(), &(clamp(a, k(0.0), k(1.0)) * k(10.0) + k(0.5)))),
             back(c(Type::u32(), &(clamp(a, k(-3.0), k(3.0)) * k(2.0) + k(6.5)))),
         ]);
+        // Conversions clamped to integer constants afterwards (a look-up's index): the C
+        // back ends clamp the float and convert without saturating where the bounds are in
+        // order and the float type holds them exactly; the others (2^24 + 1 in `f32`) keep
+        // the saturating conversion and clamp the integer.
+        let int = |ty: Type, v: i64| Expr::const_of(ty, v);
+        let (i32t, u8t, i16t) = (Type::i32(), Type::u8(), Type::i16());
+        r.extend([
+            back(max(min(c(i32t, &(a * k(768.0))), int(i32t, 768)), int(i32t, 0))),
+            back(min(max(c(i32t, a), int(i32t, -5)), int(i32t, 7))),
+            back(max(min(c(u8t, a), int(u8t, 200)), int(u8t, 3))),
+            back(max(min(c(i16t, &(a * k(0.5))), int(i16t, 100)), int(i16t, -100))),
+            back(max(min(c(i32t, &(a * k(1e9))), int(i32t, 1 << 24)), int(i32t, -(1 << 24)))),
+            back(max(min(c(i32t, &(a * k(1e9))), int(i32t, (1 << 24) + 1)), int(i32t, 0))),
+        ]);
     } else {
         r.extend([
             a & b,
@@ -334,4 +348,33 @@ fn bounded_float_to_int_conversions_skip_saturation() {
     assert!(c_of(&bounded).contains("h_f2ir_i32_f32("));
     let plain = c_of(&unbounded);
     assert!(!plain.contains("h_f2ir_i32_f32(") && plain.contains("h_f2i_i32("));
+}
+
+/// The clamped conversions above reach the C back end as the clamp-then-convert helper, as
+/// scalars and as vectors (so the rows test both), and a bound `f32` does not hold does not.
+#[test]
+fn clamped_float_to_int_conversions_skip_saturation() {
+    let a = ImageParam::new(Type::f32(), 1, "a");
+    let x = Var::new("x");
+    let int = |v: i64| Expr::const_of(Type::i32(), v);
+    let lookup_index = |f: &Func, lo: i64, hi: i64| {
+        f.def(x, max(min(cast(Type::i32(), &(a.at(x) * 768.0f32)), int(hi)), int(lo)));
+    };
+    let c_of = |f: &Func| {
+        let c = Pipeline::new(&[f]).compile(&Target::host()).unwrap();
+        c.c_source().expect("a host compile keeps its C").to_string()
+    };
+    let scalar = Func::new("scalar");
+    lookup_index(&scalar, 0, 768);
+    assert!(c_of(&scalar).contains("h_f2ic_i32_f32("));
+    let vector = Func::new("vector");
+    lookup_index(&vector, 0, 768);
+    vector.vectorize(x, 8);
+    assert!(c_of(&vector).contains("h_f2ic_i32x8_f32x8("));
+    // 2^24 + 1 is not a float: the integer clamp stays.
+    let inexact = Func::new("inexact");
+    lookup_index(&inexact, 0, (1 << 24) + 1);
+    inexact.vectorize(x, 8);
+    let plain = c_of(&inexact);
+    assert!(!plain.contains("h_f2ic_i32x8_f32x8(") && plain.contains("h_f2iv_i32x8_f32x8("));
 }

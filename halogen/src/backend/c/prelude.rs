@@ -1453,6 +1453,38 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
         }))
     }
 
+    /// `h_f2ic_TO_FROM(v, lo, hi)`: float to integer lanes clamped to `[lo, hi]`, integers
+    /// the float type holds exactly (see `clamped_float_to_int` in the shared printer):
+    /// NaN lanes to 0, the clamp in float, then a conversion no lane can overflow. `None`
+    /// for 64-bit integers.
+    pub fn float_to_int_clamped(&mut self, from: Type, to: Type) -> Option<String> {
+        if to.bits > 32 || !from.is_float() || !(to.is_int() || to.is_uint()) {
+            return None;
+        }
+        Some(self.helper(format!("h_f2ic_{}_{}", mnemonic(to), mnemonic(from)), |h| {
+            let (o, f, m) = (h.ty(to), h.ty(from), h.ty(mask_of(from)));
+            let s = scalar_c(from);
+            let blend = h.blend(from);
+            let bc = h.broadcast(from);
+            let convert = if to.bits >= 32 {
+                format!("__builtin_convertvector(a, {o})")
+            } else {
+                // Through 32-bit lanes, as `float_to_int` does.
+                let wide = h.ty(Type::int(32).with_lanes(to.lanes));
+                format!("__builtin_convertvector(__builtin_convertvector(a, {wide}), {o})")
+            };
+            format!(
+                "static inline __attribute__((always_inline)) {o} h_f2ic_{o}_{f}({f} a, {s} lo, {s} hi) {{
+    a = ({f})(({m})a & ({m})(a == a));
+    a = {blend}(a < {bc}(lo), {bc}(lo), a);
+    a = {blend}(a > {bc}(hi), {bc}(hi), a);
+    return {convert};
+}}
+"
+            )
+        }))
+    }
+
     /// `h_cvt_TO_FROM(v)`: a lane-wise conversion the vector extension does directly
     /// (`__builtin_convertvector`: int↔int wraps, int→float rounds, float↔float rounds).
     pub fn convert(&mut self, from: Type, to: Type) -> String {

@@ -102,6 +102,14 @@ pub(crate) trait Dialect {
     fn vector_bit_not(&mut self, t: Type, x: String) -> String;
     /// Converts vector `x` of type `from` to `to` (same lanes), as `ir::semantics::cast`.
     fn vector_cast(&mut self, from: Type, to: Type, x: String) -> Result<String>;
+    /// A function `f(x, lo, hi)` converting float vectors of type `from` to the integer
+    /// vectors `to` clamped to `[lo, hi]` (two integers a float holds exactly), NaN lanes
+    /// to 0 first, without the saturation [`Dialect::vector_cast`] pays; `None` where the
+    /// dialect has none (the clamp of the saturating conversion is printed instead).
+    fn clamped_float_to_int(&mut self, from: Type, to: Type) -> Option<String> {
+        let _ = (from, to);
+        None
+    }
     /// The name of a function that computes a vector of type `out` from arguments of types
     /// `ins` lane by lane, lane `i` being the scalar C expression `lane` gives for the
     /// arguments' lanes `i` (a scalar argument is the same in every lane). `prefix` starts

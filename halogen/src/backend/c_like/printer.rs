@@ -239,6 +239,18 @@ pub(crate) fn expr<D: Dialect>(d: &mut D, e: &Expr) -> Result<String> {
                     }
                 }
                 ExprKind::Binary(op, a, b) => {
+                    if let Some((value, lo, hi)) = clamped_float_to_int(e) {
+                        let from = value.ty();
+                        let x = expr(d, value)?;
+                        let (lo, hi) = (float_literal(from.element(), lo), float_literal(from.element(), hi));
+                        if t.is_scalar() {
+                            let source = if from.bits == 32 { "f32" } else { "f64" };
+                            return Ok(format!("h_f2ic_{}_{source}({}, {lo}, {hi})", mnemonic(t), strip_parens(&x)));
+                        }
+                        if let Some(f) = d.clamped_float_to_int(from, t) {
+                            return Ok(format!("{f}({}, {lo}, {hi})", strip_parens(&x)));
+                        }
+                    }
                     let (x, y) = (operand(d, a, t.lanes)?, operand(d, b, t.lanes)?);
                     let ot = a.ty().element().with_lanes(t.lanes);
                     check(ot)?;
@@ -414,6 +426,39 @@ fn in_range_float_to_int(value: &Expr, to: Type) -> Option<String> {
     let margin = |v: f64| 1e-4 * v.abs().max(1.0);
     let inside = lo.is_finite() && hi.is_finite() && lo - margin(lo) > min - 1.0 && hi + margin(hi) < max + 1.0;
     inside.then(|| format!("h_f2ir_{}_{source}", mnemonic(to)))
+}
+
+/// `max(min(int(x), hi), lo)` or `min(max(int(x), lo), hi)`: a float `x` converted to an
+/// integer type and clamped to constants `lo <= hi` inside that type which the float type
+/// holds exactly (camera and pyramid pipelines' look-up indices, `clamp(int(v * 768), 0,
+/// 768)`). Returns `(x, lo, hi)`. Taking NaN to 0, clamping the float to `[lo, hi]` and
+/// then converting gives the same value in every case without the conversion's
+/// saturation: NaN converts to 0 either way before the clamp; a value beyond the integer
+/// type saturates to its end, which the clamp then takes to the bound the float clamp
+/// gives; and within the type, truncation commutes with a clamp to integers.
+fn clamped_float_to_int(e: &Expr) -> Option<(&Expr, f64, f64)> {
+    let ExprKind::Binary(outer @ (BinOp::Min | BinOp::Max), inner, b) = e.kind() else { return None };
+    let ExprKind::Binary(op, cast, a) = inner.kind() else { return None };
+    let expected = if *outer == BinOp::Max { BinOp::Min } else { BinOp::Max };
+    let ExprKind::Cast(value) = cast.kind() else { return None };
+    let (to, from) = (e.ty(), value.ty());
+    if *op != expected || !matches!(to.code, TypeCode::Int | TypeCode::UInt) || from.code != TypeCode::Float {
+        return None;
+    }
+    let (a, b) = (a.as_int()?, b.as_int()?);
+    let (lo, hi) = if *outer == BinOp::Max { (b, a) } else { (a, b) };
+    let exact = |v: i64| match from.bits {
+        32 => v.unsigned_abs() <= 1 << 24,
+        64 => v.unsigned_abs() <= 1 << 53,
+        _ => false,
+    };
+    let bits = to.bits.min(63) as u32;
+    let (min, max) = match to.code {
+        TypeCode::Int => (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1),
+        _ => (0, (1i64 << bits) - 1),
+    };
+    let inside = |v: i64| min <= v && v <= max;
+    (lo <= hi && exact(lo) && exact(hi) && inside(lo) && inside(hi)).then_some((value, lo as f64, hi as f64))
 }
 
 /// Converts the C value `x` of type `from` to type `to` (same lanes), as

@@ -98,6 +98,28 @@ H_F2IR(u16, uint16_t)
 H_F2IR(u32, uint32_t)
 H_F2IR(u64, uint64_t)
 
+/* float -> int clamped to the integer constants [lo, hi] (see `clamped_float_to_int` in
+   printer.rs): NaN to 0, then the clamp in float, then a conversion that cannot leave the
+   type, which gives what saturating and then clamping the integer would. */
+#define H_F2IC(M, T)                                                                      \
+    H_INLINE T h_f2ic_##M##_f32(float f, float lo, float hi) {                            \
+        f = f == f ? f : 0.0f;                                                            \
+        return (T)(f < lo ? lo : f > hi ? hi : f);                                        \
+    }                                                                                     \
+    H_INLINE T h_f2ic_##M##_f64(double f, double lo, double hi) {                         \
+        f = f == f ? f : 0.0;                                                             \
+        return (T)(f < lo ? lo : f > hi ? hi : f);                                        \
+    }
+
+H_F2IC(i8, int8_t)
+H_F2IC(i16, int16_t)
+H_F2IC(i32, int32_t)
+H_F2IC(i64, int64_t)
+H_F2IC(u8, uint8_t)
+H_F2IC(u16, uint16_t)
+H_F2IC(u32, uint32_t)
+H_F2IC(u64, uint64_t)
+
 H_SIGNED(i8, int8_t, uint32_t, uint8_t, INT8_MIN, INT8_MAX)
 H_SIGNED(i16, int16_t, uint32_t, uint16_t, INT16_MIN, INT16_MAX)
 H_SIGNED(i32, int32_t, uint32_t, uint32_t, INT32_MIN, INT32_MAX)

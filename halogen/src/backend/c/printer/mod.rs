@@ -751,6 +751,10 @@ impl Dialect for Printer {
         })
     }
 
+    fn clamped_float_to_int(&mut self, from: Type, to: Type) -> Option<String> {
+        self.helpers.float_to_int_clamped(from, to)
+    }
+
     fn map(&mut self, prefix: &str, out: Type, ins: &[Type], lane: &dyn Fn(&[String]) -> String) -> String {
         self.helpers.map(prefix, out, ins, |a| lane(a))
     }
