@@ -1431,14 +1431,7 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
                 body += &format!("    a = {blend}(a > {bc}({b}), {bc}({b}), a);\n", b = lit(below as f64));
                 Some(max)
             };
-            if to.bits >= 32 {
-                body += &format!("    {o} r = __builtin_convertvector(a, {o});\n");
-            } else {
-                // Through 32-bit lanes: x86 converts floats to those in one instruction,
-                // and to narrower lanes only one lane at a time.
-                let wide = h.ty(Type::int(32).with_lanes(to.lanes));
-                body += &format!("    {o} r = __builtin_convertvector(__builtin_convertvector(a, {wide}), {o});\n");
-            }
+            body += &format!("    {o} r = {};\n", h.in_range_float_lanes_to_int(to, "a"));
             if let Some(max) = top {
                 let obc = h.broadcast(to);
                 let om = h.ty(mask_of(to));
@@ -1451,6 +1444,20 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
                 "static inline __attribute__((always_inline)) {o} h_f2iv_{o}_{f}({f} a) {{\n{body}    return r;\n}}\n"
             )
         }))
+    }
+
+    /// The C expression converting the float vector `a`, every lane already within the
+    /// integer lanes `to` (at most 32 bits), to `to`.
+    fn in_range_float_lanes_to_int(&mut self, to: Type, a: &str) -> String {
+        let o = self.ty(to);
+        if to.bits >= 32 {
+            format!("__builtin_convertvector({a}, {o})")
+        } else {
+            // Through 32-bit lanes: x86 converts floats to those in one instruction, and to
+            // narrower lanes only one lane at a time.
+            let wide = self.ty(Type::int(32).with_lanes(to.lanes));
+            format!("__builtin_convertvector(__builtin_convertvector({a}, {wide}), {o})")
+        }
     }
 
     /// `h_f2ic_TO_FROM(v, lo, hi)`: float to integer lanes clamped to `[lo, hi]`, integers
@@ -1466,13 +1473,7 @@ static inline void h_stp_{v}({e} *buf, {iv} idx, {v} v, {bv} p) {{
             let s = scalar_c(from);
             let blend = h.blend(from);
             let bc = h.broadcast(from);
-            let convert = if to.bits >= 32 {
-                format!("__builtin_convertvector(a, {o})")
-            } else {
-                // Through 32-bit lanes, as `float_to_int` does.
-                let wide = h.ty(Type::int(32).with_lanes(to.lanes));
-                format!("__builtin_convertvector(__builtin_convertvector(a, {wide}), {o})")
-            };
+            let convert = h.in_range_float_lanes_to_int(to, "a");
             format!(
                 "static inline __attribute__((always_inline)) {o} h_f2ic_{o}_{f}({f} a, {s} lo, {s} hi) {{
     a = ({f})(({m})a & ({m})(a == a));

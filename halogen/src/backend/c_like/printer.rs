@@ -18,6 +18,7 @@ use super::syntax::{
     arith_symbol, bit_symbol, cmp_symbol, float_literal, index_symbol, int_literal, paren, strip_parens,
 };
 use super::types::{check, mnemonic, scalar_c};
+use crate::analysis::simplify::info::type_range;
 use crate::error::{Error, Result};
 use crate::ir::stack;
 use crate::ir::{
@@ -241,13 +242,14 @@ pub(crate) fn expr<D: Dialect>(d: &mut D, e: &Expr) -> Result<String> {
                 ExprKind::Binary(op, a, b) => {
                     if let Some((value, lo, hi)) = clamped_float_to_int(e) {
                         let from = value.ty();
-                        let x = expr(d, value)?;
-                        let (lo, hi) = (float_literal(from.element(), lo), float_literal(from.element(), hi));
-                        if t.is_scalar() {
-                            let source = if from.bits == 32 { "f32" } else { "f64" };
-                            return Ok(format!("h_f2ic_{}_{source}({}, {lo}, {hi})", mnemonic(t), strip_parens(&x)));
-                        }
-                        if let Some(f) = d.clamped_float_to_int(from, t) {
+                        let helper = if t.is_scalar() {
+                            float_suffix(from).map(|source| format!("h_f2ic_{}_{source}", mnemonic(t)))
+                        } else {
+                            d.clamped_float_to_int(from, t)
+                        };
+                        if let Some(f) = helper {
+                            let x = expr(d, value)?;
+                            let (lo, hi) = (float_literal(from.element(), lo), float_literal(from.element(), hi));
                             return Ok(format!("{f}({}, {lo}, {hi})", strip_parens(&x)));
                         }
                     }
@@ -410,19 +412,13 @@ fn in_range_float_to_int(value: &Expr, to: Type) -> Option<String> {
     if !to.is_scalar() || !matches!(to.code, TypeCode::Int | TypeCode::UInt) || from.code != TypeCode::Float {
         return None;
     }
-    let source = match from.bits {
-        32 => "f32",
-        64 => "f64",
-        _ => return None,
-    };
+    let source = float_suffix(from)?;
     let iv = crate::analysis::bounds_of_expr_in_scope(value, &crate::analysis::Scope::new());
     let (lo, hi) = (iv.min?.as_float()?, iv.max?.as_float()?);
     // Truncation maps (MIN - 1, MAX + 1) into the type; the margin covers the rounding of
     // the interval arithmetic itself.
-    let (min, max) = match to.code {
-        TypeCode::Int => (-(2f64.powi(to.bits as i32 - 1)), 2f64.powi(to.bits as i32 - 1) - 1.0),
-        _ => (0.0, 2f64.powi(to.bits as i32) - 1.0),
-    };
+    let range = type_range(to)?;
+    let (min, max) = (range.min as f64, range.max as f64);
     let margin = |v: f64| 1e-4 * v.abs().max(1.0);
     let inside = lo.is_finite() && hi.is_finite() && lo - margin(lo) > min - 1.0 && hi + margin(hi) < max + 1.0;
     inside.then(|| format!("h_f2ir_{}_{source}", mnemonic(to)))
@@ -452,13 +448,18 @@ fn clamped_float_to_int(e: &Expr) -> Option<(&Expr, f64, f64)> {
         64 => v.unsigned_abs() <= 1 << 53,
         _ => false,
     };
-    let bits = to.bits.min(63) as u32;
-    let (min, max) = match to.code {
-        TypeCode::Int => (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1),
-        _ => (0, (1i64 << bits) - 1),
-    };
-    let inside = |v: i64| min <= v && v <= max;
+    let range = type_range(to.element())?;
+    let inside = |v: i64| range.min <= i128::from(v) && i128::from(v) <= range.max;
     (lo <= hi && exact(lo) && exact(hi) && inside(lo) && inside(hi)).then_some((value, lo as f64, hi as f64))
+}
+
+/// The suffix the float-to-integer helpers carry for their source type `t`.
+fn float_suffix(t: Type) -> Option<&'static str> {
+    match (t.code, t.bits) {
+        (TypeCode::Float, 32) => Some("f32"),
+        (TypeCode::Float, 64) => Some("f64"),
+        _ => None,
+    }
 }
 
 /// Converts the C value `x` of type `from` to type `to` (same lanes), as
