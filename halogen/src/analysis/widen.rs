@@ -24,15 +24,36 @@ use std::collections::HashMap;
 /// assert_eq!(e.to_string(), "(int64(x) * (int64)65536)");
 /// ```
 pub fn widen_to_i64(e: &Expr) -> Expr {
-    Widener { renamed: HashMap::new() }.widen(e)
+    Widener { renamed: HashMap::new(), outside: None }.widen(e)
 }
 
-struct Widener {
+/// [`widen_to_i64`], where each 32-bit variable that `values` names is replaced by the
+/// 64-bit expression it maps to: names bound outside `e` whose values the caller computed
+/// in 64 bits itself (one `let` of a chain each, instead of each use expanding the values
+/// of all the names it refers to).
+///
+/// ```
+/// use halogen::analysis::widen::widen_to_i64_replacing;
+/// use halogen::ir::{Expr, Name, Type};
+/// use std::collections::HashMap;
+/// let (t, x) = (Expr::var(Type::i32(), "t"), Expr::var(Type::i32(), "x"));
+/// let t_value = widen_to_i64_replacing(&Expr::mul(x, Expr::i32(65536)), &HashMap::new());
+/// let values: HashMap<Name, Expr> = [(Name::from("t"), t_value)].into_iter().collect();
+/// let e = widen_to_i64_replacing(&Expr::add(t, Expr::i32(1)), &values);
+/// assert_eq!(e.to_string(), "((int64(x) * (int64)65536) + (int64)1)");
+/// ```
+pub fn widen_to_i64_replacing(e: &Expr, values: &HashMap<Name, Expr>) -> Expr {
+    Widener { renamed: HashMap::new(), outside: Some(values) }.widen(e)
+}
+
+struct Widener<'a> {
     /// Let names whose value was widened, with the name of the 64-bit copy.
     renamed: HashMap<Name, Name>,
+    /// Names bound outside the expression, with their values in 64 bits.
+    outside: Option<&'a HashMap<Name, Expr>>,
 }
 
-impl Widener {
+impl Widener<'_> {
     fn widen(&mut self, e: &Expr) -> Expr {
         crate::ir::stack::guard(|| self.widen_node(e))
     }
@@ -54,6 +75,11 @@ impl Widener {
             ExprKind::IntImm(v) => Expr::int_imm(Type::i64(), *v),
             ExprKind::Var { name, binding: VarBinding::Plain } if self.renamed.contains_key(name) => {
                 Expr::var(Type::i64(), self.renamed[name].clone())
+            }
+            ExprKind::Var { name, binding: VarBinding::Plain }
+                if self.outside.is_some_and(|o| o.contains_key(name)) =>
+            {
+                self.outside.expect("checked")[name].clone()
             }
             ExprKind::Binary(
                 op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Min | BinOp::Max),

@@ -15,6 +15,7 @@ use super::distribute;
 use super::environment::{Environment, FuncInfo};
 use super::schedule_functions::stage_pure_vars;
 use super::LowerCtx;
+use crate::analysis::widen::widen_to_i64_replacing;
 use crate::analysis::{bounds_of_expr_in_scope, simplify, widen_to_i64, Interval, Scope};
 use crate::error::{Error, Result};
 use crate::ir::stack;
@@ -87,12 +88,20 @@ fn containment_assert(
 /// `why` ends it. A consumer that reaches far (`f(x * 65536)`) gives its producer bounds
 /// that wrap in 32 bits, and a buffer placed near `i32::MAX` gives loop ends that do: the
 /// loops, allocations and input checks built from them would be wrong.
-fn coordinate_limit_checks(what: impl Fn(usize) -> String, region: &Region, why: &str) -> Vec<Stmt> {
+///
+/// `values` gives names in the region their values in 64 bits, computed from the names
+/// they use (the root's bound lets: see `input_checks`).
+fn coordinate_limit_checks(
+    what: impl Fn(usize) -> String,
+    region: &Region,
+    why: &str,
+    values: &HashMap<Name, Expr>,
+) -> Vec<Stmt> {
     let k = |v: i64| Expr::int_imm(Type::i64(), v);
     let mut checks = Vec::new();
     for (d, iv) in region.iter().enumerate() {
         let (Some(lo), Some(hi)) = (&iv.min, &iv.max) else { continue };
-        let (lo, hi) = (widen_to_i64(lo), widen_to_i64(hi));
+        let (lo, hi) = (widen_to_i64_replacing(lo, values), widen_to_i64_replacing(hi, values));
         let inside =
             Expr::and(Expr::le(k(-COORDINATE_LIMIT), lo.clone()), Expr::le(hi.clone(), k(COORDINATE_LIMIT - 1)));
         let cond = simplify(&Expr::or(Expr::lt(hi.clone(), lo.clone()), inside));
@@ -283,6 +292,10 @@ fn process_pair(
     }
     let mut lets: Vec<(Name, Expr)> = Vec::new();
     let mut later: Option<Region> = None;
+    // What the stages compute and touch, with each pure dimension named by the stage's
+    // bound symbols rather than their values: the same region as `later`, but small
+    // however deep the lets of the consumers go (for the coordinate checks).
+    let mut computed_in_symbols: Option<Region> = None;
     for k in (0..f.stages.len()).rev() {
         let need = match &later {
             Some(l) => simplify_region(&union_region(&required, l)),
@@ -318,6 +331,17 @@ fn process_pair(
             if !bounded(&tk) {
                 return Err(Error::Bounds(format!("Func '{name}': the region written by stage {k} cannot be bounded")));
             }
+            let mut in_symbols = tk.clone();
+            for (d, v) in stage_pure_vars(f, k) {
+                in_symbols[d] = Interval {
+                    min: Some(i32_var(format!("{prefix}{v}.min"))),
+                    max: Some(i32_var(format!("{prefix}{v}.max"))),
+                };
+            }
+            computed_in_symbols = Some(match computed_in_symbols {
+                Some(c) => union_region(&c, &in_symbols),
+                None => in_symbols,
+            });
             later = Some(match later {
                 Some(l) => union_region(&l, &tk),
                 None => tk,
@@ -357,6 +381,9 @@ fn process_pair(
                 "the buffer covers",
             ));
         }
+    }
+    if ctx.depth == 0 {
+        ctx.root_regions.push((name.clone(), computed_in_symbols.unwrap_or_else(|| required.clone())));
     }
     ctx.realized.insert(name.clone(), realized);
 
@@ -566,7 +593,7 @@ fn fill_realize_bounds(s: Stmt, ctx: &Inference) -> Result<Stmt> {
 }
 
 /// Checks, before anything runs, that every input image covers what the pipeline reads.
-fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
+fn input_checks(s: &Stmt, ctx: &Inference, root: &[(Name, Expr)]) -> Result<Vec<Stmt>> {
     let t = touched_with_products(s, &Scope::new());
     let mut checks = Vec::new();
     // In the order of the names as the generated code shows them (without the counters of
@@ -583,10 +610,28 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
     // would fail after it.
     // Buffers are checked against the limit when bound from Rust; these checks keep the
     // promise for code called from C.
+    let none = HashMap::new();
+    let needed_why = ": a coordinate expression of its consumers reaches too far";
+    for &(f, info) in funcs.iter().filter(|(_, info)| info.is_output) {
+        let what = |d| format!("Output buffer '{f}' dimension {d} covers");
+        checks.extend(coordinate_limit_checks(what, &buffer_region(f, info.args.len()), "", &none));
+    }
+    // The Funcs computed at the root, consumers first (the order of their lets), each
+    // over what its stages compute, in their bound symbols with the values of those
+    // recomputed in 64 bits from the symbols they name. The lets before have passed
+    // their checks, so those are exact, and one level of values is enough: expanding
+    // every let instead grows with each level of consumers between a Func and the output.
+    let values: HashMap<Name, Expr> =
+        root.iter().filter(|(_, v)| v.ty() == Type::i32()).map(|(n, v)| (n.clone(), widen_to_i64(v))).collect();
+    for (f, region) in &ctx.root_regions {
+        if ctx.env.funcs[f].is_output {
+            continue;
+        }
+        let what = |d| format!("Func '{f}' is needed in dimension {d} over");
+        checks.extend(coordinate_limit_checks(what, region, needed_why, &values));
+    }
     for &(f, info) in &funcs {
-        if info.is_output {
-            let what = |d| format!("Output buffer '{f}' dimension {d} covers");
-            checks.extend(coordinate_limit_checks(what, &buffer_region(f, info.args.len()), ""));
+        if info.is_output || ctx.root_regions.iter().any(|(n, _)| n == f) {
             continue;
         }
         let region = match (t.calls.get(f), t.provides.get(f)) {
@@ -595,11 +640,7 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             (None, None) => continue,
         };
         let what = |d| format!("Func '{f}' is needed in dimension {d} over");
-        checks.extend(coordinate_limit_checks(
-            what,
-            &region,
-            ": a coordinate expression of its consumers reaches too far",
-        ));
+        checks.extend(coordinate_limit_checks(what, &region, needed_why, &none));
     }
     // Funcs computed inline have no buffer, but their coordinates are coordinates all the
     // same: past the limit, the index arithmetic they are inlined into may wrap.
@@ -608,15 +649,11 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             continue;
         }
         let what = |d| format!("Func '{f}' (computed inline) is needed in dimension {d} over");
-        checks.extend(coordinate_limit_checks(
-            what,
-            region,
-            ": a coordinate expression of its consumers reaches too far",
-        ));
+        checks.extend(coordinate_limit_checks(what, region, needed_why, &none));
     }
     for &(img, usage) in &images {
         let what = |d| format!("Input buffer '{img}' dimension {d} covers");
-        checks.extend(coordinate_limit_checks(what, &buffer_region(img, usage.dims), ""));
+        checks.extend(coordinate_limit_checks(what, &buffer_region(img, usage.dims), "", &none));
     }
     for &(img, usage) in &images {
         if let Some(u) = t.unbounded.iter().find(|u| u.callee == *img) {
@@ -649,6 +686,7 @@ fn input_checks(s: &Stmt, ctx: &Inference) -> Result<Vec<Stmt>> {
             what,
             &vec![iv.clone()],
             ": coordinate arithmetic must stay within them",
+            &none,
         ));
     }
     Ok(checks)
@@ -660,6 +698,9 @@ struct Inference<'a> {
     /// The region of each Func realized per iteration of its compute level, found at its
     /// compute site and used to size its storage at its store level.
     realized: HashMap<Name, Vec<Interval>>,
+    /// The region each Func computed at the root computes and touches, in the symbols of
+    /// its stage bounds (in scope where the input checks go), in the order of its lets.
+    root_regions: Vec<(Name, Region)>,
     /// The pipeline runs on the ranks of a distributed run (some stage is distributed):
     /// root Funcs get global bounds too (see [`super::distribute`]).
     distributed: bool,
@@ -696,12 +737,13 @@ fn is_inlined_call(e: &Expr, env: &Environment) -> bool {
 /// Runs bounds inference over the scheduled loop nest.
 pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
     let distributed = ctx.env.funcs.values().any(distribute::is_distributed);
-    let ctx = &mut Inference { env: &ctx.env, realized: HashMap::new(), distributed, depth: 0 };
+    let ctx =
+        &mut Inference { env: &ctx.env, realized: HashMap::new(), root_regions: Vec::new(), distributed, depth: 0 };
     let mut root = Vec::new();
     let s = infer(s, ctx, &mut root)?;
     let s = fill_realize_bounds(s, ctx)?;
     // The checks name the root Funcs' bound symbols, so they go inside their lets.
-    let mut all = input_checks(&s, ctx)?;
+    let mut all = input_checks(&s, ctx, &root)?;
     all.push(remove_inlined_calls(&s, ctx.env));
     // Outputs that are all empty need nothing computed, read or checked: the loops of a
     // split over an empty region would still claim a vector or a tile of it.

@@ -117,6 +117,45 @@ fn a_func_stretched_beyond_the_coordinate_limit_is_an_error() {
 }
 
 #[test]
+fn a_region_that_wraps_two_root_funcs_down_is_an_error() {
+    // `middle` needs [0, 299 * 4096], well within the limit; `bottom` then needs
+    // [0, 299 * 4096 * 4096], which wraps in 32 bits to 721420288, below the limit too:
+    // only its value recomputed in 64 bits shows how far it reaches.
+    let x = Var::new("x");
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let bottom = Func::new("bottom");
+    bottom.def(x, input.at(x % 16) + 1);
+    let middle = Func::new("middle");
+    middle.def(x, bottom.at(x * 4096));
+    let top = Func::new("top");
+    top.def(x, middle.at(x * 4096));
+    bottom.compute_root();
+    middle.compute_root();
+    for target in targets_under_test() {
+        let c = Pipeline::new(&[&top]).compile(&target).unwrap();
+        let img = Buffer::<i32>::new(&[16]);
+        let mut args = Args::new();
+        args.image(&input, &img);
+        let mut out = Buffer::<i32>::new(&[300]);
+        let e = c.realize(&args, &mut out).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "runtime error: Func 'bottom' is needed in dimension 0 over [0, {}], outside the coordinates \
+                 Halogen computes with, [-1073741824, 1073741823]: a coordinate expression of its consumers \
+                 reaches too far",
+                299i64 * 4096 * 4096
+            ),
+            "{target}"
+        );
+        // Two levels that stay within the limit run.
+        let mut out = Buffer::<i32>::new(&[2]);
+        c.realize(&args, &mut out).unwrap();
+        assert_eq!(out.as_slice(), &[1, 1], "{target}");
+    }
+}
+
+#[test]
 fn reading_below_the_lowest_coordinate() {
     for target in targets_under_test() {
         let input = ImageParam::new(Type::i32(), 1, "input");
