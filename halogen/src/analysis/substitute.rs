@@ -302,6 +302,31 @@ fn stmt_uses(s: &Stmt, name: &str, seen: &mut HashSet<*const ExprNode>) -> bool 
     v.found
 }
 
+/// The variables a statement uses, a superset of those it uses before binding them (the
+/// names it binds itself may be among them): enough to decide which enclosing lets it
+/// may depend on.
+///
+/// ```
+/// use halogen::analysis::stmt_free_vars;
+/// use halogen::ir::{Expr, Stmt, Type};
+/// let s = Stmt::Evaluate(Expr::add(Expr::var(Type::i32(), "x"), Expr::i32(1)));
+/// assert!(stmt_free_vars(&s).contains("x"));
+/// ```
+pub fn stmt_free_vars(s: &Stmt) -> HashSet<Name> {
+    struct V(HashSet<Name>);
+    impl Visitor for V {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0.extend(free_vars(e));
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = V(HashSet::new());
+    v.visit_stmt(s);
+    v.0
+}
+
 /// The variables occurring free in `e`, each once, in order of first occurrence
 /// (parameters included: they are variables too).
 pub fn free_vars(e: &Expr) -> Vec<Name> {

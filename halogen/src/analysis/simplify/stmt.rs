@@ -12,9 +12,9 @@ use super::info::{const_int, type_range, Info};
 use super::let_::is_trivial;
 use super::{no_overflow, Binding, Saved, Simplifier};
 use crate::analysis::interval::{bounds_assuming_no_overflow, Interval};
-use crate::analysis::substitute::{free_vars, stmt_binds_any};
+use crate::analysis::substitute::{free_vars, stmt_binds_any, stmt_free_vars};
 use crate::ir::stack;
-use crate::ir::{walk_stmt, BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, VectorTail, Visitor};
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, ForKind, MsgPart, Name, Range, Stmt, VectorTail};
 use std::collections::HashSet;
 
 impl Simplifier {
@@ -285,23 +285,6 @@ impl Simplifier {
         }
         self.scope.insert(name.clone(), iv);
     }
-}
-
-/// The variables a statement uses before binding them (a superset is fine: it only
-/// keeps a let that could have gone).
-fn stmt_free_vars(s: &Stmt) -> HashSet<Name> {
-    struct V(HashSet<Name>);
-    impl Visitor for V {
-        fn visit_expr(&mut self, e: &Expr) {
-            self.0.extend(free_vars(e));
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            walk_stmt(self, s)
-        }
-    }
-    let mut v = V(HashSet::new());
-    v.visit_stmt(s);
-    v.0
 }
 
 /// True if `e` is a sum of at most three terms (variables, or variables times constants)
