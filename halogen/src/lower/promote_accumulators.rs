@@ -9,9 +9,11 @@
 //! `f` (it cannot see that they do not).
 //!
 //! This pass finds the outermost serial loop inside which every access to a buffer is
-//! the same unpredicated element `b[i]` (or vector of elements), `i` computed outside the
-//! loop, and the stores to it are not under a condition. It then loads `b[i]` once into a
-//! small stack buffer before the loop, runs the loop on that, and stores it back after:
+//! one of a few unpredicated elements `b[i]` (or vectors of elements), each `i` computed
+//! outside the loop and no two overlapping (`b[ramp(0, 1, 8)]` and `b[ramp(8, 1, 8)]`:
+//! the channels of a reduction unrolled over `c`), and the stores to it are not under a
+//! condition. It then loads each `b[i]` once into a small stack buffer of its own before
+//! the loop, runs the loop on those, and stores them back after:
 //!
 //! ```text
 //! for r.y { for r.x { f[i] = f[i] + g[..] } }
@@ -25,7 +27,7 @@
 //! register. GPU kernels are left alone: their accumulators are private already, and an
 //! atomic update must stay one read-modify-write per step.
 
-use crate::analysis::{free_vars, substitute_map};
+use crate::analysis::{free_vars, simplify, substitute_map};
 use crate::ir::{stack, Expr, ExprKind, ForKind, Mutator, Name, Stmt, Type, Visitor};
 use std::collections::{HashMap, HashSet};
 
@@ -64,15 +66,28 @@ impl Mutator for Promote {
                 r
             }
             Stmt::For { name, min, extent, kind: kind @ ForKind::Serial, tails, body } if !self.in_gpu => {
-                let Some((buffer, index, outside, elem)) = self.candidate(name, body) else {
+                let Some((buffer, elements, elem)) = self.candidate(name, body) else {
                     return crate::ir::mutate_stmt_children(self, s);
                 };
-                let acc: Name = format!("{buffer}.acc{}", self.made.len()).into();
-                self.made.insert(acc.clone());
-                let lanes = index.ty().lanes;
+                let accs: Vec<Name> = elements
+                    .iter()
+                    .map(|_| {
+                        let acc: Name = format!("{buffer}.acc{}", self.made.len()).into();
+                        self.made.insert(acc.clone());
+                        acc
+                    })
+                    .collect();
+                let lanes = elements[0].ty().lanes;
                 let at = if lanes > 1 { Expr::ramp(Expr::i32(0), Expr::i32(1), lanes) } else { Expr::i32(0) };
-                let body = Rename { from: &buffer, index: &index, to: &acc, at: &at }.mutate_stmt(body);
-                // The loop, with the accumulator in place of the buffer; its other
+                let mut rename = Rename {
+                    from: &buffer,
+                    elements: &elements,
+                    accumulators: &accs,
+                    at: &at,
+                    scope: Scope { lets: Vec::new(), bound: vec![name.clone()] },
+                };
+                let body = rename.mutate_stmt(body);
+                // The loop, with the accumulators in place of the buffer; its other
                 // buffers may have accumulators of their own.
                 let looped = self.mutate_stmt(&Stmt::For {
                     name: name.clone(),
@@ -82,21 +97,22 @@ impl Mutator for Promote {
                     tails: tails.clone(),
                     body: Box::new(body),
                 });
-                let promoted = Stmt::Allocate {
+                let copy = |to: &Name, to_index: &Expr, from: &Name, from_index: &Expr| Stmt::Store {
+                    buffer: to.clone(),
+                    value: Expr::load(elem, from.clone(), from_index.clone(), None),
+                    index: to_index.clone(),
+                    predicate: None,
+                };
+                let mut steps: Vec<Stmt> =
+                    elements.iter().zip(&accs).map(|(outside, acc)| copy(acc, &at, &buffer, outside)).collect();
+                steps.push(looped);
+                steps.extend(elements.iter().zip(&accs).map(|(outside, acc)| copy(&buffer, outside, acc, &at)));
+                let promoted = accs.iter().rev().fold(Stmt::Block(steps), |body, acc| Stmt::Allocate {
                     name: acc.clone(),
                     ty: elem,
                     extents: vec![Expr::i32(i64::from(lanes))],
-                    body: Box::new(Stmt::Block(vec![
-                        Stmt::Store {
-                            buffer: acc.clone(),
-                            value: Expr::load(elem, buffer.clone(), outside.clone(), None),
-                            index: at.clone(),
-                            predicate: None,
-                        },
-                        looped,
-                        Stmt::Store { buffer, value: Expr::load(elem, acc, at, None), index: outside, predicate: None },
-                    ])),
-                };
+                    body: Box::new(body),
+                });
                 if extent.as_int().is_some_and(|e| e > 0) {
                     promoted
                 } else {
@@ -110,64 +126,135 @@ impl Mutator for Promote {
 }
 
 impl Promote {
-    /// The first buffer of loop `var`'s body whose accesses are all one invariant element
-    /// (see the module documentation): its name, its index as written inside the loop and
-    /// as computed outside it, and its element type.
-    fn candidate(&self, var: &Name, body: &Stmt) -> Option<(Name, Expr, Expr, Type)> {
+    /// The first buffer of loop `var`'s body whose accesses are all to a few invariant
+    /// elements that do not overlap (see the module documentation): its name, each
+    /// element's index as computed outside the loop, and its element type.
+    fn candidate(&self, var: &Name, body: &Stmt) -> Option<(Name, Vec<Expr>, Type)> {
         let mut scan = Accesses::default();
+        scan.scope.bound.push(var.clone());
         scan.visit_stmt(body);
-        scan.bound.insert(var.clone());
-        scan.stores.iter().find_map(|(buffer, index, elem, conditional)| {
-            let ok = !conditional
-                && !self.made.contains(buffer)
+        let mut tried = HashSet::new();
+        scan.stores.iter().find_map(|store| {
+            let buffer = &store.buffer;
+            if !tried.insert(buffer.clone()) {
+                return None;
+            }
+            let ok = !self.made.contains(buffer)
                 && !scan.allocated.contains(buffer)
-                && scan.stores.iter().all(|(b, i, _, c)| b != buffer || (i == index && !c))
-                && scan.loads.iter().all(|(b, i, p)| b != buffer || (i == index && !p))
+                && scan.stores.iter().all(|a| a.buffer != *buffer || !a.conditional)
+                && scan.loads.iter().all(|a| a.buffer != *buffer || !a.conditional)
                 && !scan.other_uses.contains(buffer);
             if !ok {
                 return None;
             }
-            let outside = invariant(index, &scan.bound, &scan.lets, 0)?;
-            Some((buffer.clone(), index.clone(), outside, *elem))
+            let lanes = store.lanes;
+            let mut elements: Vec<Expr> = Vec::new();
+            for access in scan.stores.iter().chain(&scan.loads).filter(|a| a.buffer == *buffer) {
+                let outside = access.outside.as_ref()?;
+                if access.lanes != lanes {
+                    return None;
+                }
+                if elements.contains(outside) {
+                    continue;
+                }
+                if elements.len() == MAX_ACCUMULATORS || !elements.iter().all(|o| disjoint(o, outside)) {
+                    return None;
+                }
+                elements.push(outside.clone());
+            }
+            Some((buffer.clone(), elements, store.elem))
         })
     }
 }
 
-/// `e` as computed outside the loop: the lets bound inside it substituted where each is
-/// bound to one value that is itself invariant (the vector loop's `x = ramp(..)`, which
-/// vectorization and partitioning repeat inside the reduction's loops). `None` where `e`
-/// depends on the loop's variable or on anything else bound inside it.
-fn invariant(e: &Expr, bound: &HashSet<Name>, lets: &HashMap<Name, Vec<Expr>>, depth: usize) -> Option<Expr> {
-    const MAX_DEPTH: usize = 8;
-    let mut map = HashMap::new();
-    for v in free_vars(e) {
-        if let Some(values) = lets.get(&v) {
-            let first = values.first()?;
-            if depth >= MAX_DEPTH || values.iter().any(|x| x != first) {
+/// The most elements of one buffer promoted around one loop: each takes a register.
+const MAX_ACCUMULATORS: usize = 16;
+
+/// Whether the elements at indices `a` and `b` (scalars, or vectors of the same lanes)
+/// provably share none: their difference is a constant, and for ramps of one stride it
+/// falls between or past the other's lanes.
+fn disjoint(a: &Expr, b: &Expr) -> bool {
+    match (a.kind(), b.kind()) {
+        (
+            ExprKind::Ramp { base: base_a, stride: stride_a, lanes },
+            ExprKind::Ramp { base: base_b, stride: stride_b, .. },
+        ) => {
+            let (Some(s), Some(t)) = (stride_a.as_int(), stride_b.as_int()) else { return false };
+            let Some(d) = simplify(&Expr::sub(base_b.clone(), base_a.clone())).as_int() else { return false };
+            s == t && s != 0 && (d % s != 0 || d.abs() >= i64::from(*lanes) * s.abs())
+        }
+        _ if a.ty().is_scalar() => simplify(&Expr::sub(b.clone(), a.clone())).as_int().is_some_and(|d| d != 0),
+        _ => false,
+    }
+}
+
+/// The names bound inside the loop at a point of its body: the lets, innermost last, and
+/// the names whose values are unknown outside it (loop variables, lets inside
+/// expressions).
+#[derive(Default)]
+struct Scope {
+    lets: Vec<(Name, Expr)>,
+    bound: Vec<Name>,
+}
+
+impl Scope {
+    /// `e` as computed outside the loop, simplified so that equal indices compare equal:
+    /// the lets bound inside substituted (the vector loop's `x = ramp(..)`, which
+    /// vectorization and partitioning repeat inside the reduction's loops; an unrolled
+    /// channel's `c = 2`). `None` where `e` depends on the loop's variable or on anything
+    /// else whose value is not known outside.
+    fn outside(&self, e: &Expr) -> Option<Expr> {
+        let resolved = self.resolve(e, self.lets.len(), 0)?;
+        // An index read from memory may change inside the loop.
+        (!reads_memory(&resolved)).then(|| simplify(&resolved))
+    }
+
+    fn resolve(&self, e: &Expr, depth: usize, nesting: usize) -> Option<Expr> {
+        const MAX_NESTING: usize = 8;
+        let mut map = HashMap::new();
+        for v in free_vars(e) {
+            if let Some(i) = self.lets[..depth].iter().rposition(|(n, _)| *n == v) {
+                if nesting >= MAX_NESTING {
+                    return None;
+                }
+                map.insert(v, self.resolve(&self.lets[i].1, i, nesting + 1)?);
+            } else if self.bound.contains(&v) {
                 return None;
             }
-            map.insert(v, invariant(first, bound, lets, depth + 1)?);
-        } else if bound.contains(&v) {
-            return None;
         }
+        Some(if map.is_empty() { e.clone() } else { substitute_map(&map, e) })
     }
-    Some(if map.is_empty() { e.clone() } else { substitute_map(&map, e) })
+}
+
+/// Whether `e` loads from a buffer.
+fn reads_memory(e: &Expr) -> bool {
+    stack::guard(|| {
+        let mut found = matches!(e.kind(), ExprKind::Load { .. });
+        e.for_each_child(|c| found = found || reads_memory(c));
+        found
+    })
+}
+
+/// One load or store.
+struct Access {
+    buffer: Name,
+    /// Its index as computed outside the loop (see [`Scope::outside`]).
+    outside: Option<Expr>,
+    lanes: u16,
+    elem: Type,
+    /// A store under a condition or with a predicate, or a predicated load.
+    conditional: bool,
 }
 
 /// Every access to memory in a statement, and the names it binds.
 #[derive(Default)]
 struct Accesses {
-    /// Buffer, index, element type, and whether it is under a condition.
-    stores: Vec<(Name, Expr, Type, bool)>,
-    /// Buffer, index, and whether it is predicated.
-    loads: Vec<(Name, Expr, bool)>,
-    /// Buffers written with a predicate, or named other than by loads and stores.
+    stores: Vec<Access>,
+    loads: Vec<Access>,
+    /// Buffers named other than by loads and stores.
     other_uses: HashSet<Name>,
-    /// Loop variables bound inside.
-    bound: HashSet<Name>,
-    /// Lets bound inside, with every value each is bound to.
-    lets: HashMap<Name, Vec<Expr>>,
     allocated: HashSet<Name>,
+    scope: Scope,
     /// How many conditions enclose the statement being visited.
     conditions: usize,
 }
@@ -176,10 +263,13 @@ impl Visitor for Accesses {
     fn visit_stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Store { buffer, value, index, predicate } => {
-                if predicate.is_some() {
-                    self.other_uses.insert(buffer.clone());
-                }
-                self.stores.push((buffer.clone(), index.clone(), value.ty().element(), self.conditions > 0));
+                self.stores.push(Access {
+                    buffer: buffer.clone(),
+                    outside: self.scope.outside(index),
+                    lanes: index.ty().lanes,
+                    elem: value.ty().element(),
+                    conditional: self.conditions > 0 || predicate.is_some(),
+                });
                 crate::ir::walk_stmt(self, s);
             }
             Stmt::IfThenElse { condition, then_case, else_case } => {
@@ -191,13 +281,16 @@ impl Visitor for Accesses {
                 }
                 self.conditions -= 1;
             }
-            Stmt::LetStmt { name, value, .. } => {
-                self.lets.entry(name.clone()).or_default().push(value.clone());
-                crate::ir::walk_stmt(self, s);
+            Stmt::LetStmt { name, value, body } => {
+                self.visit_expr(value);
+                self.scope.lets.push((name.clone(), value.clone()));
+                self.visit_stmt(body);
+                self.scope.lets.pop();
             }
             Stmt::For { name, .. } => {
-                self.bound.insert(name.clone());
+                self.scope.bound.push(name.clone());
                 crate::ir::walk_stmt(self, s);
+                self.scope.bound.pop();
             }
             Stmt::Allocate { name, .. } => {
                 self.allocated.insert(name.clone());
@@ -216,11 +309,26 @@ impl Visitor for Accesses {
     fn visit_expr(&mut self, e: &Expr) {
         match e.kind() {
             ExprKind::Load { buffer, index, predicate } => {
-                self.loads.push((buffer.clone(), index.clone(), predicate.is_some()));
+                self.loads.push(Access {
+                    buffer: buffer.clone(),
+                    outside: self.scope.outside(index),
+                    lanes: index.ty().lanes,
+                    elem: e.ty().element(),
+                    conditional: predicate.is_some(),
+                });
             }
             ExprKind::Var { name, .. } => {
                 // A buffer's own name as a value (its descriptor passed to a call).
                 self.other_uses.insert(name.clone());
+            }
+            ExprKind::Let { name, value, body } => {
+                // Names bound inside an expression are not followed: an index that uses
+                // one is not promoted.
+                self.visit_expr(value);
+                self.scope.bound.push(name.clone());
+                self.visit_expr(body);
+                self.scope.bound.pop();
+                return;
             }
             _ => {}
         }
@@ -228,33 +336,58 @@ impl Visitor for Accesses {
     }
 }
 
-/// Replaces the accesses to `from[index]` by `to[at]`.
+/// Replaces each access to `from` at the element `elements[k]` (as computed outside the
+/// loop) by `accumulators[k][at]`.
 struct Rename<'a> {
     from: &'a Name,
-    index: &'a Expr,
-    to: &'a Name,
+    elements: &'a [Expr],
+    accumulators: &'a [Name],
     at: &'a Expr,
+    scope: Scope,
+}
+
+impl Rename<'_> {
+    fn accumulator(&self, buffer: &Name, index: &Expr) -> Option<Name> {
+        if buffer != self.from {
+            return None;
+        }
+        let outside = self.scope.outside(index)?;
+        let k = self.elements.iter().position(|e| *e == outside)?;
+        Some(self.accumulators[k].clone())
+    }
 }
 
 impl Mutator for Rename<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::Store { buffer, value, index, predicate: None } if buffer == self.from && index == self.index => {
-                Stmt::Store {
-                    buffer: self.to.clone(),
-                    value: self.mutate_expr(value),
-                    index: self.at.clone(),
-                    predicate: None,
+        stack::guard(|| match s {
+            Stmt::Store { buffer, value, index, predicate: None } => match self.accumulator(buffer, index) {
+                Some(acc) => {
+                    Stmt::Store { buffer: acc, value: self.mutate_expr(value), index: self.at.clone(), predicate: None }
                 }
+                None => crate::ir::mutate_stmt_children(self, s),
+            },
+            Stmt::LetStmt { name, value, body } => {
+                let value = self.mutate_expr(value);
+                self.scope.lets.push((name.clone(), value.clone()));
+                let body = self.mutate_stmt(body);
+                self.scope.lets.pop();
+                Stmt::LetStmt { name: name.clone(), value, body: Box::new(body) }
+            }
+            Stmt::For { name, .. } => {
+                self.scope.bound.push(name.clone());
+                let r = crate::ir::mutate_stmt_children(self, s);
+                self.scope.bound.pop();
+                r
             }
             _ => crate::ir::mutate_stmt_children(self, s),
-        }
+        })
     }
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.kind() {
-            ExprKind::Load { buffer, index, predicate: None } if buffer == self.from && index == self.index => {
-                Expr::load(e.ty().element(), self.to.clone(), self.at.clone(), None)
-            }
+            ExprKind::Load { buffer, index, predicate: None } => match self.accumulator(buffer, index) {
+                Some(acc) => Expr::load(e.ty().element(), acc, self.at.clone(), None),
+                None => crate::ir::mutate_expr_children(self, e),
+            },
             _ => crate::ir::mutate_expr_children(self, e),
         }
     }
