@@ -228,3 +228,56 @@ fn a_band_select_does_not_shrink_the_steady_state() {
     assert!(body.contains("select("), "the band's select was peeled:\n{body}");
     assert!(!body.contains("min(") && !body.contains("max("), "clamps left in the steady state:\n{body}");
 }
+
+/// A stencil over `repeat_edge` computed per tile of its consumer and vectorized across
+/// the tile, whose width (`tile + 1`) is not a multiple of the vector: the last vector of
+/// every tile is shifted inwards. That shift is kept in the steady state instead of ending
+/// it, so a tile away from the edges runs its three vectors without clamps, in a version of
+/// the loop with constant bounds; at and past the input's edges (tiles a few pixels wide,
+/// outputs far outside the input) every target still gives the reference's values.
+#[test]
+fn shifted_last_vectors_of_a_tile_stay_in_the_steady_state() {
+    let (input, p) = stencil(1);
+    let x = Var::new("x");
+    let (xo, xi) = (Var::new("xo"), Var::new("xi"));
+    let out = Func::new("out");
+    out.def(x, p.at(x) + p.at(x + 1));
+    let tile = 19;
+    out.split(x, xo, xi, tile);
+    p.compute_at(&out, xo).vectorize(x, 8);
+    let pipeline = Pipeline::new(&[&out]);
+    let text = pipeline.compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    // The tile-wide loop of `p` (three vectors, the last one shifted) has a version that
+    // runs all three in the steady state, without clamps.
+    let whole = text
+        .lines()
+        .position(|l| l.contains(".steady_min <= 0)") && l.contains(".steady_end >= 3)"))
+        .unwrap_or_else(|| panic!("no whole-loop steady version:\n{text}"));
+    let next = text.lines().nth(whole + 1).unwrap();
+    assert!(next.trim_start().starts_with("for (") && next.contains(", 0, 3)"), "{next}\n{text}");
+    for target in targets_under_test() {
+        let compiled = pipeline.compile(&target).unwrap();
+        for in_len in [1usize, 5, 24, 100] {
+            for in_min in [-7, 0] {
+                let data: Vec<i32> = (0..in_len as i32).map(|i| (i * 53 + 7) % 97 - 40).collect();
+                let mut img = Buffer::<i32>::from_vec(data.clone(), &[in_len as i32]).unwrap();
+                img.set_min(&[in_min]);
+                for out_len in [3usize, 19, 20, 57, 130] {
+                    for out_min in [in_min - 30, in_min - 13, in_min, in_min + 11] {
+                        let wide = reference(&data, in_min, out_min, out_len + 1);
+                        let expected: Vec<i32> = (0..out_len).map(|i| wide[i] + wide[i + 1]).collect();
+                        let mut result = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
+                        let mut args = Args::new();
+                        args.image(&input, &img);
+                        compiled.realize(&args, &mut result).unwrap();
+                        assert_pixels(
+                            &result,
+                            &expected,
+                            format_args!("input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

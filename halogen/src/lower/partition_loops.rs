@@ -32,6 +32,17 @@
 //! one, so `max(min(x + 1, last), first)` gives two bounds. The steady state is the
 //! intersection of all the intervals; where it is empty the prologue and epilogue do all the
 //! work, so the result is always correct.
+//!
+//! Short loops of constant length (a vector loop across a tile, three vectors for a
+//! 22-pixel tile) are treated as Halide treats its tiles: the ShiftInwards shift of their
+//! last vector, `min(8·v, extent - 8)`, is a scalar `min` that never makes a gather, so it
+//! is kept in the steady state rather than ending it (a "soft cap", see
+//! `Analysis::soft_caps`), and the loop gets a version with its constant bounds that runs
+//! the steady state over every iteration, taken wherever the steady state covers it (in
+//! every tile away from the input's edges). The C compiler unrolls that version and folds
+//! each iteration's position; the three pieces' run-time bounds, computed again for every
+//! row, cost more than the few iterations. nl_means' squared differences, three vectors
+//! per row of a tile, ran their last vector in the epilogue before this.
 
 use crate::analysis::{free_vars, simplify, substitute_map};
 use crate::ir::stack;
@@ -67,6 +78,9 @@ enum Bound {
 struct Candidate {
     likely: Expr,
     bounds: Vec<Limit>,
+    /// A scalar `min(c·v + base, cap)` with `c > 0`, kept in the steady state (see
+    /// `Analysis::soft_caps`).
+    soft: bool,
 }
 
 /// A bound with the relation it comes from: `coef·v <= threshold` (an `AtMost` for a
@@ -109,6 +123,25 @@ struct Analysis {
     /// Some bound comes from a clamp that depends on those variables too (a window
     /// moving with the loop): only then is the loop around them partitioned.
     window_bounds: bool,
+    /// Whether scalar caps of the loop's position count as soft (see `soft_caps`).
+    allow_soft: bool,
+    /// The soft caps found: scalar `min(c·v + base, cap)`, `c > 0`, such as the
+    /// ShiftInwards tail of a vector split, `min(8·v, extent - 8)`. The steady state keeps
+    /// them instead of stopping where they start to bite: `m(v) = min(c·v + base, cap)` is
+    /// at most `c·v + base`, which the analysis of the other clamps assumes, so every bound
+    /// `v <= U` it finds still holds for `m`; a bound `v >= L` holds too as long as `cap`
+    /// reaches it, `(cap - base) / c >= L`. The steady state then runs to the loop's end
+    /// when every soft cap's own bound is at least `steady_min`, and is empty otherwise,
+    /// which is what the cap as an ordinary bound would give there. Sound only when the
+    /// loop variable appears nowhere but inside one such cap (checked by `only_in_soft`):
+    /// then every expression analysed is `s·m(v) + invariant`.
+    soft_caps: Vec<Expr>,
+    /// Each soft cap with the body's lets substituted: they must all be the same.
+    soft_meanings: Vec<Expr>,
+    /// The bounds `c·v <= U` of the soft caps.
+    soft_limits: Vec<Limit>,
+    /// The bounds of the other clamps, with their relations.
+    limits: Vec<Limit>,
 }
 
 fn is_i32(e: &Expr) -> bool {
@@ -128,6 +161,11 @@ impl Analysis {
             varies_memo: HashMap::new(),
             bounds: Vec::new(),
             seen: HashSet::new(),
+            allow_soft: true,
+            soft_caps: Vec::new(),
+            soft_meanings: Vec::new(),
+            soft_limits: Vec::new(),
+            limits: Vec::new(),
         }
     }
 
@@ -301,7 +339,15 @@ impl Analysis {
             // c·v >= inv.base + inv.hi - var.base - var.lo.
             linear_bound(var_side.coef, inv_side.hi - var_side.lo, inv_side.base, var_side.base, false)
         };
-        Some(Candidate { likely: likely.clone(), bounds: vec![bound] })
+        // A scalar cap on the loop's own position (a ShiftInwards tail's last vector,
+        // `min(8·v, extent - 8)`): one scalar `min` per iteration, never a gather. Kept, it
+        // lets the last iteration run the steady-state body too.
+        let soft = self.allow_soft
+            && *op == BinOp::Min
+            && e.ty().is_scalar()
+            && var_side.coef > 0
+            && !self.mentions_inner(e, depth);
+        Some(Candidate { likely: likely.clone(), bounds: vec![bound], soft })
     }
 
     /// A `select` whose condition is an `&&` of two or more comparisons of an affine index
@@ -336,7 +382,7 @@ impl Analysis {
         if !bounds.iter().all(|b| clamps.iter().any(|c| b.same_as(c))) {
             return None;
         }
-        Some(Candidate { likely: likely.clone(), bounds })
+        Some(Candidate { likely: likely.clone(), bounds, soft: false })
     }
 
     /// The limits of the qualifying `min`/`max`es in `e`, looking through the lets of the
@@ -415,6 +461,23 @@ impl Analysis {
             ExprKind::Binary(BinOp::Min | BinOp::Max, _, _) | ExprKind::Select(..) => {
                 if let Some(c) = self.candidate(e, depth) {
                     self.window_bounds |= !self.inner.is_empty() && self.mentions_inner(e, depth);
+                    if c.soft {
+                        if !self.soft_caps.contains(e) {
+                            self.soft_caps.push(e.clone());
+                        }
+                        let meaning = self.expand(e, depth);
+                        if !self.soft_meanings.contains(&meaning) {
+                            self.soft_meanings.push(meaning);
+                        }
+                        for l in c.bounds {
+                            if !self.soft_limits.iter().any(|k| k.same_as(&l)) {
+                                self.soft_limits.push(l);
+                            }
+                        }
+                        e.for_each_child(|c| self.collect_expr(c, depth));
+                        return;
+                    }
+                    self.limits.extend(c.bounds.iter().cloned());
                     for bound in c.bounds.into_iter().map(|l| l.bound) {
                         let key = match &bound {
                             Bound::AtLeast(b) => format!(">={b}"),
@@ -507,8 +570,8 @@ impl Steady<'_> {
                 }
                 ExprKind::Binary(BinOp::Min | BinOp::Max, ..) | ExprKind::Select(..) => {
                     match self.analysis.candidate(e, depth) {
-                        Some(c) => self.expr(&c.likely),
-                        None => e.map_children(|c| self.expr(c)),
+                        Some(c) if !c.soft => self.expr(&c.likely),
+                        _ => e.map_children(|c| self.expr(c)),
                     }
                 }
                 _ => e.map_children(|c| self.expr(c)),
@@ -538,6 +601,45 @@ impl Mutator for Steady<'_> {
     }
 }
 
+/// Whether another clamp already ends the steady state where the soft caps start to bite
+/// (a vector clamped to the end of its row as well as shifted inwards): keeping the caps
+/// would then only cost their `min` in every iteration.
+fn caps_never_bite(analysis: &Analysis) -> bool {
+    analysis.soft_limits.iter().all(|cap| {
+        analysis.limits.iter().any(|l| {
+            l.coef == cap.coef
+                && l.at_most == cap.at_most
+                && simplify(&Expr::sub(l.threshold.clone(), cap.threshold.clone())).as_int().is_some_and(|d| d <= 0)
+        })
+    })
+}
+
+/// Whether the loop variable `var` appears in `body` only inside the soft caps `caps`.
+fn only_in_soft(body: &Stmt, var: &Name, caps: &[Expr]) -> bool {
+    fn expr_ok(e: &Expr, var: &Name, caps: &[Expr]) -> bool {
+        stack::guard(|| match e.kind() {
+            ExprKind::Var { name, .. } => name != var,
+            ExprKind::Binary(BinOp::Min, ..) if caps.contains(e) => true,
+            _ => {
+                let mut ok = true;
+                e.for_each_child(|c| ok = ok && expr_ok(c, var, caps));
+                ok
+            }
+        })
+    }
+    fn stmt_ok(s: &Stmt, var: &Name, caps: &[Expr]) -> bool {
+        stack::guard(|| {
+            let ok = std::cell::Cell::new(true);
+            s.for_each_child(
+                |c| ok.set(ok.get() && stmt_ok(c, var, caps)),
+                |e| ok.set(ok.get() && expr_ok(e, var, caps)),
+            );
+            ok.get()
+        })
+    }
+    stmt_ok(body, var, caps)
+}
+
 /// Whether `s` or a statement inside it satisfies `pred`.
 fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
     let mut found = pred(s);
@@ -554,8 +656,23 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt, inner: HashMap
     }
     let has_inner = !inner.is_empty();
     let nested = |b: &Stmt| if has_inner { Partition.mutate_stmt(b) } else { b.clone() };
-    let mut analysis = Analysis::new(name.clone(), inner);
+    // Soft caps only in short loops of constant length, which then get a version that runs
+    // the steady state over all of it (below); in a long loop (a row of the image) the
+    // shifted vector is one iteration of many, and the steady state is better affine.
+    let short = extent.as_int().is_some_and(|n| n <= MAX_WHOLE_STEADY_TRIPS);
+    let mut analysis = Analysis::new(name.clone(), inner.clone());
+    analysis.allow_soft = short;
     analysis.collect_stmt(body);
+    if !analysis.soft_caps.is_empty()
+        && (analysis.soft_meanings.len() > 1
+            || !only_in_soft(body, name, &analysis.soft_caps)
+            || caps_never_bite(&analysis))
+    {
+        // The caps are ordinary bounds after all.
+        analysis = Analysis::new(name.clone(), inner);
+        analysis.allow_soft = false;
+        analysis.collect_stmt(body);
+    }
     // Around constant loops, only for a clamp of a window that moves with this loop; a
     // tile's row loop whose only bound is its own tail guard is left to its inner loops.
     if analysis.bounds.is_empty() || (!analysis.inner.is_empty() && !analysis.window_bounds) {
@@ -574,6 +691,15 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt, inner: HashMap
     let start = Expr::min(lower.iter().cloned().fold(loop_min.clone(), Expr::max), loop_end.clone());
     // steady_end = max(min(loop_end, upper bounds + 1...), steady_min)
     let end = upper.iter().fold(loop_end.clone(), |acc, x| Expr::min(acc, Expr::add(x.clone(), Expr::i32(1))));
+    // Soft caps: the steady state runs on past them while they reach its start.
+    let soft_bounds = analysis.soft_limits.iter().filter_map(|l| match &l.bound {
+        Bound::AtMost(u) => Some(u.clone()),
+        Bound::AtLeast(_) => None,
+    });
+    let end = match soft_bounds.map(|u| Expr::le(steady_min.clone(), u)).reduce(Expr::and) {
+        Some(reaches) => Expr::select(reaches, end, steady_min.clone()),
+        None => end,
+    };
     let end = Expr::max(end, steady_min.clone());
     let piece = |from: &Expr, to: &Expr, body: &Stmt| {
         Stmt::for_loop(name.clone(), from.clone(), Expr::sub(to.clone(), from.clone()), ForKind::Serial, body.clone())
@@ -588,12 +714,27 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt, inner: HashMap
     if !upper.is_empty() {
         pieces.push(piece(&steady_end, &loop_end, &edge));
     }
+    let mut pieces = Stmt::block(pieces);
+    if !analysis.soft_caps.is_empty() {
+        // A short loop of constant length (a vector loop across a tile): where the steady
+        // state covers all of it, as in every tile away from the edges, run it so, with its
+        // constant bounds. The C compiler unrolls it and folds each iteration's position,
+        // where the three pieces' run-time bounds would cost more than the few iterations.
+        let whole =
+            Expr::and(Expr::le(steady_min.clone(), loop_min.clone()), Expr::le(loop_end.clone(), steady_end.clone()));
+        let at_once = Stmt::for_loop(name.clone(), min.clone(), extent.clone(), ForKind::Serial, steady_body.clone());
+        pieces = Stmt::IfThenElse { condition: whole, then_case: Box::new(at_once), else_case: Some(Box::new(pieces)) };
+    }
     let [n_loop_min, n_loop_end, n_steady_min, n_steady_end] = names;
-    let s = Stmt::let_stmt(n_steady_end, end, Stmt::block(pieces));
+    let s = Stmt::let_stmt(n_steady_end, end, pieces);
     let s = Stmt::let_stmt(n_steady_min, start, s);
     let s = Stmt::let_stmt(n_loop_end, Expr::add(min.clone(), extent.clone()), s);
     Some(Stmt::let_stmt(n_loop_min, min.clone(), s))
 }
+
+/// The longest constant loop that gets a version running the steady state over all of it
+/// (see `partition`).
+const MAX_WHOLE_STEADY_TRIPS: i64 = 8;
 
 /// Whether `s` stores a vector: the loop was vectorized. Only such loops are partitioned:
 /// there a clamp turns dense loads into gathers, while in a scalar loop it costs one
