@@ -281,3 +281,59 @@ fn shifted_last_vectors_of_a_tile_stay_in_the_steady_state() {
         }
     }
 }
+
+/// An update stage vectorized with its GuardWithIf tail, reading a clamped input: its
+/// loop is cut in three for the clamp, and the steady state also drops the per-vector
+/// guard. Every size (partial last vectors included) and offset gives the reference's
+/// values on every target.
+#[test]
+fn a_guarded_update_loses_its_guard_in_the_steady_state() {
+    let input = ImageParam::new(Type::i32(), 1, "input");
+    let x = Var::new("x");
+    let clamped = boundary::repeat_edge(&input, &input.bounds());
+    let r = RDom::new(&[(Expr::from(-2), Expr::from(5))]);
+    let f = Func::new("f");
+    f.def(x, 0);
+    f.update(x, f.at(x) + clamped.at(x + r.x()) * (r.x() + 3));
+    f.update_stage(0).vectorize(x, 8);
+    let pipeline = Pipeline::new(&[&f]);
+    let text = pipeline.compile(&Target::interp()).unwrap().lowered_stmt().to_string();
+    // The steady state of the vector loop (not of the reduction loops inside its edges).
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("for (f.s1.x.x, f.s1.x.x.steady_min, "))
+        .unwrap_or_else(|| panic!("no steady state for the vector loop:\n{text}"));
+    let next = lines[start + 1].trim_start();
+    assert!(!next.starts_with("if ("), "a guard left in the steady state:\n{text}");
+    for target in targets_under_test() {
+        let compiled = pipeline.compile(&target).unwrap();
+        for in_len in [1usize, 6, 40] {
+            let in_min = -3;
+            let data: Vec<i32> = (0..in_len as i32).map(|i| (i * 29 + 5) % 83 - 30).collect();
+            let mut img = Buffer::<i32>::from_vec(data.clone(), &[in_len as i32]).unwrap();
+            img.set_min(&[in_min]);
+            let last = in_min + in_len as i32 - 1;
+            for out_len in [1usize, 7, 8, 9, 45] {
+                for out_min in [in_min - 12, in_min, in_min + 5] {
+                    let expected: Vec<i32> = (0..out_len as i32)
+                        .map(|i| {
+                            (-2..=2)
+                                .map(|k| data[((out_min + i + k).clamp(in_min, last) - in_min) as usize] * (k + 3))
+                                .sum()
+                        })
+                        .collect();
+                    let mut result = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
+                    let mut args = Args::new();
+                    args.image(&input, &img);
+                    compiled.realize(&args, &mut result).unwrap();
+                    assert_pixels(
+                        &result,
+                        &expected,
+                        format_args!("input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -142,6 +142,12 @@ struct Analysis {
     soft_limits: Vec<Limit>,
     /// The bounds of the other clamps, with their relations.
     limits: Vec<Limit>,
+    /// Where the conditions of `if` statements comparing the loop's position with an
+    /// invariant hold: a vector split's GuardWithIf, `if (x + 7 <= x.max) { whole vector }
+    /// else { guarded lanes }`, chosen per iteration.
+    guards: Vec<Limit>,
+    /// Whether the steady state takes the `then` branch of those `if`s (`adopt_guards`).
+    guards_adopted: bool,
 }
 
 fn is_i32(e: &Expr) -> bool {
@@ -166,6 +172,8 @@ impl Analysis {
             soft_meanings: Vec::new(),
             soft_limits: Vec::new(),
             limits: Vec::new(),
+            guards: Vec::new(),
+            guards_adopted: false,
         }
     }
 
@@ -494,9 +502,43 @@ impl Analysis {
         })
     }
 
+    /// The iterations where `condition`, a comparison of the loop's position with an
+    /// invariant, holds.
+    fn guard_limit(&mut self, condition: &Expr, depth: usize) -> Option<Limit> {
+        match condition.kind() {
+            ExprKind::Cmp(CmpOp::Le | CmpOp::Lt | CmpOp::Ge | CmpOp::Gt, a, _) if a.ty() == Type::i32() => {
+                self.comparison_bound(condition, true, depth)
+            }
+            _ => None,
+        }
+    }
+
+    /// Takes the guards' bounds as bounds of the steady state, whose body then runs the
+    /// `then` branch of each guard.
+    fn adopt_guards(&mut self) {
+        for limit in std::mem::take(&mut self.guards) {
+            let key = match &limit.bound {
+                Bound::AtLeast(b) => format!(">={b}"),
+                Bound::AtMost(b) => format!("<={b}"),
+            };
+            if self.seen.insert(key) {
+                self.bounds.push(limit.bound.clone());
+            }
+            self.limits.push(limit);
+        }
+        self.guards_adopted = true;
+    }
+
     fn collect_stmt(&mut self, s: &Stmt) {
         stack::guard(|| {
             let depth = self.lets.len();
+            if let Stmt::IfThenElse { condition, .. } = s {
+                if let Some(limit) = self.guard_limit(condition, depth) {
+                    if !self.guards.iter().any(|g| g.same_as(&limit)) {
+                        self.guards.push(limit);
+                    }
+                }
+            }
             match s {
                 Stmt::LetStmt { name, value, body } => {
                     self.collect_expr(value, depth);
@@ -596,6 +638,12 @@ impl Mutator for Steady<'_> {
                 self.analysis.pop_let();
                 Stmt::let_stmt(name.clone(), new_value, new_body)
             }
+            Stmt::IfThenElse { condition, then_case, .. }
+                if self.analysis.guards_adopted
+                    && self.analysis.guard_limit(condition, self.analysis.lets.len()).is_some() =>
+            {
+                self.mutate_stmt(then_case)
+            }
             _ => mutate_stmt_children(self, s),
         })
     }
@@ -677,6 +725,13 @@ fn partition(name: &Name, min: &Expr, extent: &Expr, body: &Stmt, inner: HashMap
     // tile's row loop whose only bound is its own tail guard is left to its inner loops.
     if analysis.bounds.is_empty() || (!analysis.inner.is_empty() && !analysis.window_bounds) {
         return None;
+    }
+    // A loop cut in three for its clamps anyway also ends its steady state where a guard
+    // chosen per iteration starts to fail (the last, partial vector of an update stage),
+    // so the steady state has no branch. A guard alone is left as it is: the branch costs
+    // less than three more copies of the body would to compile.
+    if !analysis.guards.is_empty() {
+        analysis.adopt_guards();
     }
     let lower: Vec<Expr> =
         analysis.bounds.iter().filter_map(|b| if let Bound::AtLeast(x) = b { Some(x.clone()) } else { None }).collect();
