@@ -43,6 +43,11 @@
 //! each iteration's position; the three pieces' run-time bounds, computed again for every
 //! row, cost more than the few iterations. nl_means' squared differences, three vectors
 //! per row of a tile, ran their last vector in the epilogue before this.
+//!
+//! A loop cut in three for its clamps also ends its steady state where an `if` comparing
+//! its position with an invariant starts to fail: the per-vector choice a GuardWithIf
+//! split leaves in an update stage (`if (x + 7 <= x.max) { whole vector } else { guarded
+//! lanes }`). The steady state then runs the `then` branch alone, without the branch.
 
 use crate::analysis::{free_vars, simplify, substitute_map};
 use crate::ir::stack;
