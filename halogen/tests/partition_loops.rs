@@ -30,6 +30,23 @@ fn reference(input: &[i32], in_min: i32, out_min: i32, out_len: usize) -> Vec<i3
         .collect()
 }
 
+/// Runs `compiled` on the 1-D `img` for an output of `out_len` pixels from `out_min`, and
+/// checks it against `expected`.
+fn check_output(
+    compiled: &Compiled,
+    input: &ImageParam,
+    img: &Buffer<i32>,
+    (out_min, out_len): (i32, usize),
+    expected: &[i32],
+    what: std::fmt::Arguments,
+) {
+    let mut out = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
+    let mut args = Args::new();
+    args.image(input, img);
+    compiled.realize(&args, &mut out).unwrap();
+    assert_pixels(&out, expected, what);
+}
+
 #[test]
 fn every_size_and_offset_gives_the_reference() {
     for lanes in [1, 4, 8] {
@@ -44,12 +61,11 @@ fn every_size_and_offset_gives_the_reference() {
                     img.set_min(&[in_min]);
                     for out_len in [1usize, 3, 8, 13, 33, 64] {
                         for out_min in [in_min - 20, in_min - 3, in_min, in_min + 2, in_min + in_len as i32 + 4] {
-                            let mut out = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
-                            let mut args = Args::new();
-                            args.image(&input, &img);
-                            compiled.realize(&args, &mut out).unwrap();
-                            assert_pixels(
-                                &out,
+                            check_output(
+                                &compiled,
+                                &input,
+                                &img,
+                                (out_min, out_len),
                                 &reference(&data, in_min, out_min, out_len),
                                 format_args!(
                                     "lanes {lanes}, input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"
@@ -266,12 +282,11 @@ fn shifted_last_vectors_of_a_tile_stay_in_the_steady_state() {
                     for out_min in [in_min - 30, in_min - 13, in_min, in_min + 11] {
                         let wide = reference(&data, in_min, out_min, out_len + 1);
                         let expected: Vec<i32> = (0..out_len).map(|i| wide[i] + wide[i + 1]).collect();
-                        let mut result = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
-                        let mut args = Args::new();
-                        args.image(&input, &img);
-                        compiled.realize(&args, &mut result).unwrap();
-                        assert_pixels(
-                            &result,
+                        check_output(
+                            &compiled,
+                            &input,
+                            &img,
+                            (out_min, out_len),
                             &expected,
                             format_args!("input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"),
                         );
@@ -323,12 +338,11 @@ fn a_guarded_update_loses_its_guard_in_the_steady_state() {
                                 .sum()
                         })
                         .collect();
-                    let mut result = Buffer::<i32>::with_min(&[out_min], &[out_len as i32]);
-                    let mut args = Args::new();
-                    args.image(&input, &img);
-                    compiled.realize(&args, &mut result).unwrap();
-                    assert_pixels(
-                        &result,
+                    check_output(
+                        &compiled,
+                        &input,
+                        &img,
+                        (out_min, out_len),
                         &expected,
                         format_args!("input [{in_min}, +{in_len}), output [{out_min}, +{out_len}), {target}"),
                     );
