@@ -492,13 +492,7 @@ impl Analysis {
                     }
                     self.limits.extend(c.bounds.iter().cloned());
                     for bound in c.bounds.into_iter().map(|l| l.bound) {
-                        let key = match &bound {
-                            Bound::AtLeast(b) => format!(">={b}"),
-                            Bound::AtMost(b) => format!("<={b}"),
-                        };
-                        if self.seen.insert(key) {
-                            self.bounds.push(bound);
-                        }
+                        self.push_bound(bound);
                     }
                 }
                 e.for_each_child(|c| self.collect_expr(c, depth));
@@ -518,17 +512,22 @@ impl Analysis {
         }
     }
 
+    /// Records a bound of the steady state, once.
+    fn push_bound(&mut self, bound: Bound) {
+        let key = match &bound {
+            Bound::AtLeast(b) => format!(">={b}"),
+            Bound::AtMost(b) => format!("<={b}"),
+        };
+        if self.seen.insert(key) {
+            self.bounds.push(bound);
+        }
+    }
+
     /// Takes the guards' bounds as bounds of the steady state, whose body then runs the
     /// `then` branch of each guard.
     fn adopt_guards(&mut self) {
         for limit in std::mem::take(&mut self.guards) {
-            let key = match &limit.bound {
-                Bound::AtLeast(b) => format!(">={b}"),
-                Bound::AtMost(b) => format!("<={b}"),
-            };
-            if self.seen.insert(key) {
-                self.bounds.push(limit.bound.clone());
-            }
+            self.push_bound(limit.bound.clone());
             self.limits.push(limit);
         }
         self.guards_adopted = true;
