@@ -42,7 +42,10 @@ pub struct HistEq {
     pub r: RDom,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "gpu", "gpu_one_histogram", "gpu_scan_on_host"];
+const SCHEDULES: &[&str] = &["naive", "root", "hand", "distributed", "gpu", "gpu_one_histogram", "gpu_scan_on_host"];
+
+/// Rows per strip of the output in the `hand` and `distributed` schedules.
+const STRIP: i32 = 64;
 
 impl Default for HistEq {
     fn default() -> Self {
@@ -101,7 +104,22 @@ impl HistEq {
         self.cdf_min.compute_root();
         self.lut.compute_root().vectorize(i, 8);
         let (yo, yi) = (Var::new("yo"), Var::new("yi"));
-        self.out.split(y, yo, yi, 64).parallel(yo).vectorize(x, 32);
+        self.out.split(y, yo, yi, STRIP).parallel(yo).vectorize(x, 32);
+    }
+
+    /// Over the ranks of a distributed run: each rank counts the pixels of its block of
+    /// rows into a whole histogram of its own, and an all-reduce sums the ranks'
+    /// histograms (256 counts each) so that every rank holds the image's; the cumulative
+    /// sum, its minimum and the table are computed on every rank (256 values); the output's
+    /// strips of 64 rows are dealt out to the ranks, each running its strips in parallel.
+    pub fn schedule_distributed(&self) {
+        let (x, y, i) = (self.x, self.y, self.i);
+        self.hist.compute_root().vectorize(i, 8).update_stage(0).distribute(self.r.y());
+        self.cdf.compute_root();
+        self.cdf_min.compute_root();
+        self.lut.compute_root().vectorize(i, 8);
+        let (yo, yi) = (Var::new("yo"), Var::new("yi"));
+        self.out.split(y, yo, yi, STRIP).parallel(yo).distribute(yo).vectorize(x, 32);
     }
 
     /// For a GPU (after Halide's GPU schedule of its histogram apps): the histogram's update
@@ -218,11 +236,15 @@ impl App for HistEq {
     fn schedules(&self) -> &'static [&'static str] {
         SCHEDULES
     }
+    fn distributed_slices(&self) -> (usize, i32) {
+        (1, STRIP)
+    }
     fn apply_schedule(&self, name: &str) -> Result<()> {
         match name {
             "naive" => common::naive(),
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
+            "distributed" => self.schedule_distributed(),
             "gpu" => self.schedule_gpu(),
             "gpu_one_histogram" => self.schedule_gpu_one_histogram(),
             "gpu_scan_on_host" => self.schedule_gpu_scan_on_host(),

@@ -14,7 +14,7 @@ pub use expr::{
     BinOp, CallKind, CmpOp, Expr, ExprKind, ExprNode, FloatBits, FuncId, Intrinsic, Name, ReductionDomain,
     ReductionRef, ReductionVariable, VarBinding,
 };
-pub use stmt::{Fold, ForKind, MsgPart, Range, Stmt, TailPlace, TransferOp, VectorTail};
+pub use stmt::{CombineOp, Fold, ForKind, MsgPart, Range, Stmt, TailPlace, TransferOp, VectorTail};
 pub use types::{Type, TypeCode};
 /// Every coordinate a pipeline computes with lies in `[-COORDINATE_LIMIT, COORDINATE_LIMIT)`,
 /// that is ±2^30: buffers are checked against it when a pipeline runs, and the regions of

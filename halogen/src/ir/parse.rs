@@ -14,7 +14,7 @@
 use super::expr::{BinOp, CallKind, CmpOp, Expr, ExprKind, FloatBits, FuncId, Intrinsic, Name, VarBinding};
 use super::printer::intrinsic_default_type;
 use super::stack;
-use super::stmt::{Fold, ForKind, MsgPart, Range, Stmt, TailPlace, TransferOp, VectorTail};
+use super::stmt::{CombineOp, Fold, ForKind, MsgPart, Range, Stmt, TailPlace, TransferOp, VectorTail};
 use super::types::{Type, TypeCode};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -460,6 +460,12 @@ impl<'a> Parser<'a> {
                 "send" | "receive" if matches!(self.peek_at(1), Some(Tok::Ident(_))) && next2_is(self, ":") => {
                     self.transfer()
                 }
+                "combine"
+                    if matches!(self.peek_at(2), Some(Tok::Ident(_)))
+                        && matches!(self.peek_at(3), Some(Tok::Punct(x)) if *x == ":") =>
+                {
+                    self.transfer()
+                }
                 w if for_kind_named(w).is_some() && next_is(self, "(") => self.for_loop(),
                 _ if !word.is_empty() && next_is(self, "[") => self.store(),
                 _ if !word.is_empty() && next_is(self, "(") => {
@@ -477,9 +483,23 @@ impl<'a> Parser<'a> {
     }
 
     /// `send f:type([min, extent], ...) to rank peer` (before storage flattening) or
-    /// `send f:type[index] extents [...] strides [...] to rank peer`; `receive ... from`.
+    /// `send f:type[index] extents [...] strides [...] to rank peer`; `receive ... from`
+    /// and `combine OP ... from`.
     fn transfer(&mut self) -> Result<Stmt> {
-        let op = if self.is_word("send") { TransferOp::Send } else { TransferOp::Receive };
+        let op = if self.is_word("send") {
+            TransferOp::Send
+        } else if self.is_word("receive") {
+            TransferOp::Receive
+        } else {
+            self.pos += 1;
+            let word = self.ident()?;
+            let op = CombineOp::from_word(&word).ok_or_else(|| {
+                self.error(&format!("'combine {word}': the operation is one of add, mul, min, max, and, or, xor"))
+            })?;
+            // Leave the position on the operation's word, as on `send` or `receive`.
+            self.pos -= 1;
+            TransferOp::Combine(op)
+        };
         self.pos += 1;
         let buffer = self.ident()?;
         self.expect(":")?;

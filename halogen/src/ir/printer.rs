@@ -398,8 +398,12 @@ impl StmtPrinter {
                         let (index, extents, strides) = (list(self, mins), list(self, extents), list(self, strides));
                         format!("{buffer}:{ty}[{index}] extents [{extents}] strides [{strides}]")
                     };
-                    let dir = if *op == crate::ir::TransferOp::Send { "to" } else { "from" };
-                    self.line(indent, &format!("{} {what} {dir} rank {peer}", op.word()));
+                    let (word, dir) = match op {
+                        crate::ir::TransferOp::Send => ("send".to_string(), "to"),
+                        crate::ir::TransferOp::Receive => ("receive".to_string(), "from"),
+                        crate::ir::TransferOp::Combine(c) => (format!("combine {}", c.word()), "from"),
+                    };
+                    self.line(indent, &format!("{word} {what} {dir} rank {peer}"));
                 }
                 Stmt::TransferWait => self.line(indent, "wait transfers"),
             }

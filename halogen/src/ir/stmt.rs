@@ -178,22 +178,85 @@ pub enum Stmt {
     TransferWait,
 }
 
-/// The direction of a [`Stmt::Transfer`].
+/// What a [`Stmt::Transfer`] does with its box.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum TransferOp {
     /// This rank's elements go to the peer.
     Send,
     /// The peer's elements arrive here.
     Receive,
+    /// The peer's elements arrive and are combined into this rank's, element by element
+    /// (`mine = mine ⊕ theirs`): one side of the all-reduce that ends a reduction
+    /// distributed over its reduction domain.
+    Combine(CombineOp),
 }
 
 impl TransferOp {
-    /// The word the printer shows (`send`, `receive`).
+    /// The word the printer shows (`send`, `receive`, `combine`).
     pub fn word(self) -> &'static str {
         match self {
             TransferOp::Send => "send",
             TransferOp::Receive => "receive",
+            TransferOp::Combine(_) => "combine",
         }
+    }
+}
+
+/// How a [`TransferOp::Combine`] merges a peer's elements into this rank's. Each is
+/// associative and commutative on the integer types it is used for (sums and products
+/// wrap), so the order in which the peers' boxes arrive cannot change the result.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CombineOp {
+    /// Wrapping sum.
+    Add,
+    /// Wrapping product.
+    Mul,
+    /// Minimum (signed or unsigned as the element type is).
+    Min,
+    /// Maximum.
+    Max,
+    /// Bitwise and.
+    BitAnd,
+    /// Bitwise or.
+    BitOr,
+    /// Bitwise exclusive or.
+    BitXor,
+}
+
+impl CombineOp {
+    /// Every operation, in the order of their codes.
+    pub const ALL: [CombineOp; 7] = [
+        CombineOp::Add,
+        CombineOp::Mul,
+        CombineOp::Min,
+        CombineOp::Max,
+        CombineOp::BitAnd,
+        CombineOp::BitOr,
+        CombineOp::BitXor,
+    ];
+
+    /// The word the printer shows (`add`, `mul`, `min`, `max`, `and`, `or`, `xor`).
+    ///
+    /// ```
+    /// use halogen::ir::CombineOp;
+    /// assert_eq!(CombineOp::Add.word(), "add");
+    /// assert_eq!(CombineOp::from_word("xor"), Some(CombineOp::BitXor));
+    /// ```
+    pub fn word(self) -> &'static str {
+        match self {
+            CombineOp::Add => "add",
+            CombineOp::Mul => "mul",
+            CombineOp::Min => "min",
+            CombineOp::Max => "max",
+            CombineOp::BitAnd => "and",
+            CombineOp::BitOr => "or",
+            CombineOp::BitXor => "xor",
+        }
+    }
+
+    /// The operation [`CombineOp::word`] names.
+    pub fn from_word(word: &str) -> Option<CombineOp> {
+        CombineOp::ALL.into_iter().find(|op| op.word() == word)
     }
 }
 

@@ -1134,6 +1134,13 @@ impl Stage {
     /// Func is computed at the root; its consumers on other ranks receive what they need of
     /// it (the border exchange).
     ///
+    /// On an update, `var` may instead be (a split of) a reduction variable: each rank then
+    /// runs its slice of the reduction domain over a whole copy of the Func, and an
+    /// all-reduce combines the copies, so every rank ends with the single-process values.
+    /// The update must be `f(args) = f(args) ⊕ e` with `⊕` one of `+ * min max & | ^`, `e`
+    /// not reading `f`, and `f` of one integer type computed at the root (a histogram,
+    /// a count, an integer minimum).
+    ///
     /// ```
     /// use halogen::prelude::*;
     /// let (x, y) = (Var::new("x"), Var::new("y"));

@@ -70,7 +70,7 @@ struct Reduction {
 }
 
 /// The identity of `op` on `ty` (`None` if `op` is not one rfactor accepts).
-fn identity(op: BinOp, ty: Type) -> Option<Expr> {
+pub(crate) fn identity(op: BinOp, ty: Type) -> Option<Expr> {
     let t = ty.element();
     if t.is_bool() {
         return match op {

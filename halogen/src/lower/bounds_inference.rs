@@ -292,6 +292,9 @@ fn process_pair(
     }
     let mut lets: Vec<(Name, Expr)> = Vec::new();
     let mut later: Option<Region> = None;
+    // The updates whose reduction domain is distributed, with the box their all-reduce
+    // combines.
+    let mut reductions: Vec<(usize, distribute::DistributedReduction, Region)> = Vec::new();
     // What the stages compute and touch, with each pure dimension named by the stage's
     // bound symbols rather than their values: the same region as `later`, but small
     // however deep the lets of the consumers go (for the coordinate checks).
@@ -326,6 +329,32 @@ fn process_pair(
                 Some(p) => union_region(&p, c),
                 None => c.clone(),
             });
+        }
+        if let Some(red) = distribute::reduction(f, k)? {
+            if !at_root {
+                return Err(Error::Schedule(format!(
+                    "Func '{name}' update {}: its reduction domain is distributed but the Func is computed inside \
+                     another Func's loops; a distributed reduction is computed at the root (compute_root)",
+                    k - 1
+                )));
+            }
+            // Every rank writes within what all the ranks' slices write together: the box
+            // the all-reduce combines, which the earlier stages and the storage cover.
+            let Some(tk) = touched_k.as_mut().filter(|tk| bounded(tk)) else {
+                return Err(Error::Bounds(format!(
+                    "Func '{name}' update {}: the region its distributed reduction writes cannot be bounded",
+                    k - 1
+                )));
+            };
+            *tk = simplify_region(
+                &tk.iter()
+                    .map(|iv| Interval {
+                        min: iv.min.as_ref().map(|e| distribute::globalize(e, &symbols)),
+                        max: iv.max.as_ref().map(|e| distribute::globalize(e, &symbols)),
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            reductions.push((k, red, tk.clone()));
         }
         if let Some(tk) = touched_k {
             if !bounded(&tk) {
@@ -408,6 +437,7 @@ fn process_pair(
         }
         _ => produce,
     };
+    let produce = if reductions.is_empty() { produce } else { with_all_reduces(f, produce, &reductions)? };
     let mut body = vec![produce];
     if let Some(c) = consume {
         body.push(c);
@@ -734,9 +764,42 @@ fn is_inlined_call(e: &Expr, env: &Environment) -> bool {
     matches!(e.kind(), ExprKind::Call { name, kind: CallKind::Func { .. }, .. } if !env.funcs.contains_key(name))
 }
 
+/// `produce` (the producer of `f`) with each distributed reduction's stage between an
+/// identity fill and an all-reduce over its box ([`distribute::identity_fill`],
+/// [`distribute::all_reduce`]).
+fn with_all_reduces(
+    f: &FuncInfo,
+    produce: Stmt,
+    reductions: &[(usize, distribute::DistributedReduction, Region)],
+) -> Result<Stmt> {
+    let Stmt::ProducerConsumer { name, is_producer, body } = produce else {
+        return Err(Error::internal("bounds_inference", format!("expected the producer of '{}'", f.name)));
+    };
+    let Stmt::Block(mut stages) = *body else {
+        return Err(Error::internal("bounds_inference", format!("expected the stages of '{}'", f.name)));
+    };
+    for (k, red, region) in reductions {
+        let mins: Vec<Expr> = region.iter().map(|iv| iv.min.clone().expect("bounded")).collect();
+        let extents: Vec<Expr> = region
+            .iter()
+            .map(|iv| {
+                let (lo, hi) = (iv.min.clone().expect("bounded"), iv.max.clone().expect("bounded"));
+                simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1)))
+            })
+            .collect();
+        let stage = std::mem::replace(&mut stages[*k], Stmt::no_op());
+        stages[*k] = Stmt::block(vec![
+            distribute::identity_fill(f, red, &mins, &extents),
+            stage,
+            distribute::all_reduce(f, red, &mins, &extents),
+        ]);
+    }
+    Ok(Stmt::ProducerConsumer { name, is_producer, body: Box::new(Stmt::Block(stages)) })
+}
+
 /// Runs bounds inference over the scheduled loop nest.
 pub fn bounds_inference(s: Stmt, ctx: &LowerCtx) -> Result<Stmt> {
-    let distributed = ctx.env.funcs.values().any(distribute::is_distributed);
+    let distributed = ctx.env.funcs.values().any(distribute::uses_ranks);
     let ctx =
         &mut Inference { env: &ctx.env, realized: HashMap::new(), root_regions: Vec::new(), distributed, depth: 0 };
     let mut root = Vec::new();

@@ -23,7 +23,7 @@
 use super::environment::{Environment, FuncInfo};
 use crate::analysis::{simplify, substitute_map, Interval};
 use crate::error::{Error, Result};
-use crate::ir::{Expr, ForKind, Name, Stmt, TransferOp, Type};
+use crate::ir::{BinOp, CallKind, CombineOp, Expr, ExprKind, ForKind, Name, Stmt, TransferOp, Type};
 use crate::target::{Feature, Target};
 use std::collections::HashMap;
 
@@ -78,16 +78,23 @@ pub fn params() -> Vec<(Name, Type)> {
 }
 
 /// An `Err` naming the first distributed loop when `target` cannot run it (no `mpi`
-/// feature), or a distributed Func with updates.
+/// feature), a distributed Func with updates, or an update distributed in a way no
+/// all-reduce can complete ([`reduction`]).
 pub fn check_target(env: &Environment, target: &Target) -> Result<()> {
     if target.has_feature(Feature::Mpi) {
-        // Each rank would run the updates over values other ranks hold.
-        if let Some(f) = env.funcs.values().find(|f| is_distributed(f) && f.stages.len() > 1) {
-            return Err(Error::Schedule(format!(
-                "Func '{}' is distributed but has updates; distributing a Func with update definitions is not \
-                 supported (compute it on every rank, or compute_rank())",
-                f.name
-            )));
+        for f in env.funcs.values() {
+            // Each rank would run the updates over values other ranks hold.
+            if is_distributed(f) && f.stages.len() > 1 {
+                return Err(Error::Schedule(format!(
+                    "Func '{}' is distributed but has updates; distributing a Func with update definitions is not \
+                     supported (compute it on every rank, or compute_rank(); an update's reduction domain can be \
+                     distributed instead)",
+                    f.name
+                )));
+            }
+            for k in 1..f.stages.len() {
+                reduction(f, k)?;
+            }
         }
         return Ok(());
     }
@@ -107,9 +114,104 @@ pub fn check_target(env: &Environment, target: &Target) -> Result<()> {
     Ok(())
 }
 
-/// Whether any stage of `f` has a distributed loop.
+/// Whether `f`'s values are dealt out to the ranks: its pure definition has a distributed
+/// loop, so each point is computed by one rank and borders are exchanged.
 pub fn is_distributed(f: &FuncInfo) -> bool {
+    f.stages.first().is_some_and(|s| !s.schedule.distributed.is_empty())
+}
+
+/// Whether any stage of `f` has a distributed loop: its values ([`is_distributed`]) or
+/// an update's reduction domain ([`reduction`]).
+pub fn uses_ranks(f: &FuncInfo) -> bool {
     f.stages.iter().any(|s| !s.schedule.distributed.is_empty())
+}
+
+/// An update whose reduction domain is dealt out to the ranks: `f(args) = f(args) ⊕ e`,
+/// each rank running its slice of the domain. Every rank holds the whole Func (it is
+/// computed on every rank, as a root Func that is not distributed is); ranks other than
+/// 0 start the update from `identity` instead of the pure definition's values, and an
+/// all-reduce with `op` then gives every rank the sum (or min, max, ...) of all the
+/// contributions plus the initial values once ([`all_reduce`]).
+#[derive(Clone, Debug)]
+pub struct DistributedReduction {
+    /// How the ranks' results combine.
+    pub op: CombineOp,
+    /// The identity of `op` on the Func's type.
+    pub identity: Expr,
+}
+
+/// The distributed reduction of update stage `k` of `f` (`None` when the stage has no
+/// distributed loop); an `Err` naming the Func and the directive when the update cannot be
+/// distributed: a distributed loop that is not of the reduction domain, a Func of several
+/// values or of a float or bool type (the ranks' partial results would combine in another
+/// order than one process adds them, and float rounding depends on it), or an update that
+/// is not `f(args) = f(args) ⊕ e` with `⊕` one of `+ * min max & | ^` and `e` not reading
+/// `f`.
+pub fn reduction(f: &FuncInfo, k: usize) -> Result<Option<DistributedReduction>> {
+    let stage = &f.stages[k];
+    let sched = &stage.schedule;
+    let Some(first) = sched.distributed.first().filter(|_| k > 0) else { return Ok(None) };
+    let what = format!("Func '{}' update {}: distribute({first})", f.name, k - 1);
+    if let Some(d) = sched.dims.iter().find(|d| sched.distributed.contains(&d.var) && !d.is_rvar) {
+        return Err(Error::Schedule(format!(
+            "{what}: '{}' is a pure variable of the update; only an update's reduction domain can be distributed \
+             (distribute the Func's pure definition to deal out its values)",
+            d.var
+        )));
+    }
+    let ty = f.types[0];
+    if f.types.len() != 1 || !ty.is_int_or_uint() {
+        return Err(Error::Schedule(format!(
+            "{what}: a distributed reduction combines integer values across ranks, but '{}' has {}; compute it on \
+             every rank instead",
+            f.name,
+            if f.types.len() == 1 { format!("type {ty}") } else { format!("{} values", f.types.len()) }
+        )));
+    }
+    let shape = || {
+        Error::Schedule(format!(
+            "{what}: a distributed update must have the form f(args) = f(args) ⊕ e with ⊕ one of + * min max & | ^ \
+             and e not reading '{}'; it is {}",
+            f.name, stage.values[0]
+        ))
+    };
+    let ExprKind::Binary(bin, a, b) = stage.values[0].kind() else { return Err(shape()) };
+    let is_self = |e: &Expr| {
+        matches!(e.kind(), ExprKind::Call { name, args, kind: CallKind::Func { value_index: 0, .. } }
+            if *name == f.name && *args == stage.args)
+    };
+    let reduces = |call: &Expr, other: &Expr| is_self(call) && !reads(other, &f.name);
+    if !reduces(a, b) && !reduces(b, a) {
+        return Err(shape());
+    }
+    let op = match bin {
+        BinOp::Add => CombineOp::Add,
+        BinOp::Mul => CombineOp::Mul,
+        BinOp::Min => CombineOp::Min,
+        BinOp::Max => CombineOp::Max,
+        BinOp::BitAnd => CombineOp::BitAnd,
+        BinOp::BitOr => CombineOp::BitOr,
+        BinOp::BitXor => CombineOp::BitXor,
+        _ => return Err(shape()),
+    };
+    let identity = crate::lang::rfactor::identity(*bin, ty).ok_or_else(shape)?;
+    Ok(Some(DistributedReduction { op, identity }))
+}
+
+/// Whether `e` calls the Func `name`.
+fn reads(e: &Expr, name: &Name) -> bool {
+    struct Finder<'a>(&'a Name, bool);
+    impl crate::ir::Visitor for Finder<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
+                self.1 |= name == self.0;
+            }
+            crate::ir::walk_expr(self, e)
+        }
+    }
+    let mut finder = Finder(name, false);
+    crate::ir::Visitor::visit_expr(&mut finder, e);
+    finder.1
 }
 
 /// A distributed loop of a stage: its coordinate on the grid of ranks and the grid's
@@ -354,4 +456,46 @@ pub fn border_exchange(f: &FuncInfo, owned: &[Interval], needed: &[Interval], fr
     }
     let peers = Stmt::for_loop(peer_var, Expr::i32(0), i32_param(RANKS), ForKind::Serial, body);
     Stmt::block(vec![peers, Stmt::TransferWait])
+}
+
+/// Ends the distributed reduction `red` of `f`: for every other rank, this rank's elements
+/// of the box `mins`/`extents` (the region all ranks' updates write, in `f`'s coordinates)
+/// are sent and the peer's are combined into them, then the transfers complete. Sends are
+/// packed when posted, before any combining receive lands, so each rank sends its own
+/// contributions. Every rank then holds the same values.
+pub fn all_reduce(f: &FuncInfo, red: &DistributedReduction, mins: &[Expr], extents: &[Expr]) -> Stmt {
+    let peer_var: Name = format!("{}.reduce.peer", f.name).into();
+    let peer = Expr::var(Type::i32(), peer_var.clone());
+    let transfer = |op| Stmt::Transfer {
+        op,
+        peer: peer.clone(),
+        buffer: f.name.clone(),
+        ty: f.types[0],
+        mins: mins.to_vec(),
+        extents: extents.to_vec(),
+        strides: Vec::new(),
+    };
+    let not_self = Expr::cmp(crate::ir::CmpOp::Ne, peer.clone(), i32_param(RANK));
+    let body =
+        Stmt::if_then(not_self, Stmt::block(vec![transfer(TransferOp::Combine(red.op)), transfer(TransferOp::Send)]));
+    let peers = Stmt::for_loop(peer_var, Expr::i32(0), i32_param(RANKS), ForKind::Serial, body);
+    let nonempty = extents
+        .iter()
+        .map(|e| Expr::lt(Expr::i32(0), e.clone()))
+        .reduce(Expr::and)
+        .unwrap_or_else(|| Expr::bool_imm(true));
+    Stmt::block(vec![Stmt::if_then(simplify(&nonempty), peers), Stmt::TransferWait])
+}
+
+/// Starts the distributed reduction `red` of `f`: on every rank but 0, the box
+/// `mins`/`extents` is set to the identity, so that the all-reduce counts the pure
+/// definition's values once.
+pub fn identity_fill(f: &FuncInfo, red: &DistributedReduction, mins: &[Expr], extents: &[Expr]) -> Stmt {
+    let vars: Vec<Name> = (0..f.args.len()).map(|d| Name::from(format!("{}.identity.{d}", f.name))).collect();
+    let args = vars.iter().map(|v| Expr::var(Type::i32(), v.clone())).collect();
+    let mut body = Stmt::Provide { name: f.name.clone(), values: vec![red.identity.clone()], args };
+    for (d, v) in vars.into_iter().enumerate() {
+        body = Stmt::for_loop(v, mins[d].clone(), extents[d].clone(), ForKind::Serial, body);
+    }
+    Stmt::if_then(Expr::cmp(crate::ir::CmpOp::Ne, i32_param(RANK), Expr::i32(0)), body)
 }

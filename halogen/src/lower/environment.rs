@@ -623,7 +623,7 @@ pub fn build_environment(outputs: &[FuncRef]) -> Result<Environment> {
     let order = realization_order(&funcs, &output_names, &fused)?;
     // A distributed pipeline also reads its rank, the number of ranks, the grids of ranks,
     // and the global shape of each distributed output.
-    if funcs.values().any(super::distribute::is_distributed) {
+    if funcs.values().any(super::distribute::uses_ranks) {
         params.extend(super::distribute::params());
         for (image, _) in &placed {
             for d in 0..images.get(image).map_or(0, |u: &ImageUse| u.dims) {

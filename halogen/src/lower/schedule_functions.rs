@@ -390,6 +390,11 @@ fn check_update_loops(
             ForKind::Serial | ForKind::Unrolled => continue,
         };
         let name = &internal[&dim.var];
+        // The ranks' slices of a reduction domain are combined by an all-reduce, which
+        // `reduction` checks is possible.
+        if kind == ForKind::Distributed && is_rvar[name] && super::distribute::reduction(f, k)?.is_some() {
+            continue;
+        }
         if is_rvar[name] {
             return Err(Error::Schedule(format!(
                 "{}: {word}({}): the loop runs over a reduction variable, whose iterations depend on each other",

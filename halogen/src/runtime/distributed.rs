@@ -55,6 +55,7 @@
 
 use super::ffi::{exchange_op, RunContext};
 use crate::error::{Error, Result};
+use crate::ir::CombineOp;
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
@@ -766,7 +767,7 @@ impl StridedRegion {
 #[derive(Debug, Default)]
 pub struct Exchange {
     sends: Vec<(i32, Vec<u8>)>,
-    receives: Vec<(i32, StridedRegion)>,
+    receives: Vec<(i32, StridedRegion, Option<Combiner>)>,
 }
 
 // SAFETY: the regions' pointers are only dereferenced by `finish`, on whichever thread
@@ -792,7 +793,17 @@ impl Exchange {
     /// As for [`StridedRegion::unpack`], until [`Exchange::finish`] returns or the
     /// exchange is dropped.
     pub unsafe fn post_receive(&mut self, peer: i32, region: StridedRegion) {
-        self.receives.push((peer, region));
+        self.receives.push((peer, region, None));
+    }
+
+    /// Queues a receive from rank `peer` whose elements are combined into `region`'s by
+    /// `combiner` when the exchange finishes (one side of an all-reduce). Sends are packed
+    /// when posted, so what this rank sends is its own elements, whatever it receives.
+    ///
+    /// # Safety
+    /// As for [`Exchange::post_receive`]; the region must also be readable.
+    pub unsafe fn post_combine(&mut self, peer: i32, region: StridedRegion, combiner: Combiner) {
+        self.receives.push((peer, region, Some(combiner)));
     }
 
     /// Whether nothing is posted.
@@ -809,12 +820,114 @@ impl Exchange {
     pub fn finish(&mut self, comm: &dyn Communicator) -> Result<()> {
         let sends = std::mem::take(&mut self.sends);
         let receives = std::mem::take(&mut self.receives);
-        let expected: Vec<(i32, usize)> = receives.iter().map(|(peer, r)| (*peer, r.bytes())).collect();
+        let expected: Vec<(i32, usize)> = receives.iter().map(|(peer, r, _)| (*peer, r.bytes())).collect();
         let messages = comm.exchange(sends, &expected)?;
-        for ((_, region), bytes) in receives.iter().zip(&messages) {
-            // SAFETY: post_receive's caller promised the region is writable until now; the
-            // message is a separate allocation of exactly the region's size.
-            unsafe { region.unpack(bytes) };
+        for ((_, region, combiner), bytes) in receives.iter().zip(&messages) {
+            // SAFETY: the posts' callers promised the region is readable and writable until
+            // now; the message is a separate allocation of exactly the region's size.
+            unsafe { receive_into(region, *combiner, bytes)? };
+        }
+        Ok(())
+    }
+}
+
+/// Writes a received message into `region`, or combines it with the region's elements.
+///
+/// # Safety
+/// As for [`StridedRegion::pack`] and [`StridedRegion::unpack`].
+pub(crate) unsafe fn receive_into(region: &StridedRegion, combiner: Option<Combiner>, bytes: &[u8]) -> Result<()> {
+    match combiner {
+        // SAFETY: the caller's promise.
+        None => unsafe { region.unpack(bytes) },
+        Some(c) => {
+            // SAFETY: the caller's promise.
+            let mut mine = unsafe { region.pack() };
+            c.apply(region.elem_bytes, &mut mine, bytes)?;
+            // SAFETY: the caller's promise.
+            unsafe { region.unpack(&mine) };
+        }
+    }
+    Ok(())
+}
+
+/// How a combining receive merges a peer's elements into this rank's: the operation, and
+/// whether the elements are signed integers (for `min` and `max`; the others give the same
+/// bits either way).
+///
+/// ```
+/// use halogen::ir::CombineOp;
+/// use halogen::runtime::distributed::Combiner;
+/// let c = Combiner { op: CombineOp::Min, signed: true };
+/// assert_eq!(Combiner::from_code(c.code()), Some(c));
+/// let mut mine = (-3i16).to_le_bytes().to_vec();
+/// c.apply(2, &mut mine, &5i16.to_le_bytes()).unwrap();
+/// assert_eq!(mine, (-3i16).to_le_bytes());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Combiner {
+    /// The operation.
+    pub op: CombineOp,
+    /// Whether the elements are signed integers.
+    pub signed: bool,
+}
+
+/// `mine[i] = mine[i] ⊕ theirs[i]` over little-endian elements of one integer type.
+macro_rules! combine_as {
+    ($t:ty, $op:expr, $mine:expr, $theirs:expr) => {{
+        const N: usize = std::mem::size_of::<$t>();
+        for (m, t) in $mine.chunks_exact_mut(N).zip($theirs.chunks_exact(N)) {
+            let a = <$t>::from_le_bytes(m.try_into().expect("N bytes"));
+            let b = <$t>::from_le_bytes(t.try_into().expect("N bytes"));
+            let v = match $op {
+                CombineOp::Add => a.wrapping_add(b),
+                CombineOp::Mul => a.wrapping_mul(b),
+                CombineOp::Min => a.min(b),
+                CombineOp::Max => a.max(b),
+                CombineOp::BitAnd => a & b,
+                CombineOp::BitOr => a | b,
+                CombineOp::BitXor => a ^ b,
+            };
+            m.copy_from_slice(&v.to_le_bytes());
+        }
+    }};
+}
+
+impl Combiner {
+    /// Its operation code for the runtime table's `exchange` ([`exchange_op::COMBINE`]).
+    pub fn code(self) -> i32 {
+        let k = CombineOp::ALL.iter().position(|&o| o == self.op).expect("every operation is listed") as i32;
+        exchange_op::COMBINE + 2 * k + i32::from(self.signed)
+    }
+
+    /// The combiner of an operation code, if it is one.
+    pub fn from_code(code: i32) -> Option<Combiner> {
+        let k = code.checked_sub(exchange_op::COMBINE)?;
+        let op = *CombineOp::ALL.get(usize::try_from(k / 2).ok()?)?;
+        Some(Combiner { op, signed: k % 2 == 1 })
+    }
+
+    /// Combines `theirs` into `mine`, elements of `elem_bytes` bytes (1, 2, 4 or 8) in
+    /// little-endian order, as the machine stores them.
+    ///
+    /// # Errors
+    /// `Error::Runtime` for another element size or messages of different sizes.
+    pub fn apply(self, elem_bytes: usize, mine: &mut [u8], theirs: &[u8]) -> Result<()> {
+        if mine.len() != theirs.len() || ![1, 2, 4, 8].contains(&elem_bytes) || !mine.len().is_multiple_of(elem_bytes) {
+            return Err(runtime(format!(
+                "combine: {} bytes into {} bytes of {elem_bytes}-byte elements",
+                theirs.len(),
+                mine.len()
+            )));
+        }
+        match (elem_bytes, self.signed) {
+            (1, true) => combine_as!(i8, self.op, mine, theirs),
+            (1, false) => combine_as!(u8, self.op, mine, theirs),
+            (2, true) => combine_as!(i16, self.op, mine, theirs),
+            (2, false) => combine_as!(u16, self.op, mine, theirs),
+            (4, true) => combine_as!(i32, self.op, mine, theirs),
+            (4, false) => combine_as!(u32, self.op, mine, theirs),
+            (8, true) => combine_as!(i64, self.op, mine, theirs),
+            _ => combine_as!(u64, self.op, mine, theirs),
         }
         Ok(())
     }
@@ -857,8 +970,9 @@ pub(crate) fn check_no_pending_exchange(run: &RunContext) -> Result<()> {
 /// `exchange` of the runtime table ([`super::ffi::HalogenRuntime`]): with `op`
 /// [`exchange_op::SEND`] packs the region (`dims` dimensions of `extents` and `strides`,
 /// in elements of `elem_bytes` bytes, from `base`) and posts it to rank `peer`; with
-/// [`exchange_op::RECEIVE`] posts a receive from `peer` into the region; with
-/// [`exchange_op::FINISH`] carries out the posted transfers ([`Exchange::finish`]) and
+/// [`exchange_op::RECEIVE`] posts a receive from `peer` into the region; with a
+/// combining code ([`Combiner::code`]) posts a receive combined into the region
+/// ([`Exchange::post_combine`]); with [`exchange_op::FINISH`] carries out the posted transfers ([`Exchange::finish`]) and
 /// ignores the other arguments. Returns 0, or nonzero after reporting the error through
 /// the run's context (a run without a communicator is one).
 ///
@@ -909,8 +1023,9 @@ unsafe fn exchange_call(
 ) -> Result<()> {
     let mut guard = run.distributed();
     let Some(d) = guard.as_mut() else { return Err(runtime(NO_COMMUNICATOR.to_string())) };
+    let combiner = Combiner::from_code(op);
     match op {
-        exchange_op::SEND | exchange_op::RECEIVE => {
+        _ if op == exchange_op::SEND || op == exchange_op::RECEIVE || combiner.is_some() => {
             if elem_bytes <= 0 || dims < 0 || (dims > 0 && (extents.is_null() || strides.is_null())) {
                 return Err(runtime(format!(
                     "exchange with rank {peer}: a region of {dims} dimensions of {elem_bytes}-byte elements"
@@ -931,10 +1046,10 @@ unsafe fn exchange_call(
             }
             // SAFETY: the region is valid as the posts require (the caller's promise).
             unsafe {
-                if op == exchange_op::SEND {
-                    d.pending.post_send(peer, &region);
-                } else {
-                    d.pending.post_receive(peer, region);
+                match combiner {
+                    Some(c) => d.pending.post_combine(peer, region, c),
+                    None if op == exchange_op::SEND => d.pending.post_send(peer, &region),
+                    None => d.pending.post_receive(peer, region),
                 }
             }
             Ok(())
@@ -944,7 +1059,9 @@ unsafe fn exchange_call(
             d.pending.finish(&*comm)
         }
         _ => Err(runtime(format!(
-            "exchange: unknown operation {op} (0 posts a send, 1 a receive, 2 completes the exchange)"
+            "exchange: unknown operation {op} (0 posts a send, 1 a receive, 2 completes the exchange, {} and \
+             above a combining receive)",
+            exchange_op::COMBINE
         ))),
     }
 }

@@ -310,7 +310,8 @@ pub struct HalogenRuntime {
     /// A border exchange of a distributed run (see [`super::distributed::halogen_exchange`]):
     /// `op` [`exchange_op::SEND`] posts a send of the region (`dims` dimensions of
     /// `extents` and `strides`, in elements of `elem_bytes` bytes, from `base`) to rank
-    /// `peer`, [`exchange_op::RECEIVE`] posts a receive from `peer` into it, and
+    /// `peer`, [`exchange_op::RECEIVE`] posts a receive from `peer` into it, a code from
+    /// [`exchange_op::COMBINE`] on posts a receive combined into it, and
     /// [`exchange_op::FINISH`] completes the posted transfers (the other arguments
     /// ignored). Nonzero on failure (reported through `error`). `None` in a runtime
     /// without distribution.
@@ -325,6 +326,11 @@ pub mod exchange_op {
     pub const RECEIVE: i32 = 1;
     /// Complete the exchange: every posted send and receive.
     pub const FINISH: i32 = 2;
+    /// The first code of a receive that combines the peer's elements into the region's
+    /// (an all-reduce's): `COMBINE + 2 · k + s` for the `k`-th operation of
+    /// [`crate::ir::CombineOp::ALL`], `s` 1 for signed elements (see
+    /// [`crate::runtime::distributed::Combiner::code`]).
+    pub const COMBINE: i32 = 16;
 }
 
 /// The GPU kernels of one generated file (`struct halogen_kernels`): their source, the

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::ir::semantics::{self, Scalar};
 use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, TransferOp, Type, TypeCode};
-use crate::runtime::distributed::{Communicator, StridedRegion};
+use crate::runtime::distributed::{receive_into, Combiner, Communicator, StridedRegion};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -813,6 +813,8 @@ struct PendingReceive {
     index: i64,
     extents: Vec<i64>,
     strides: Vec<i64>,
+    /// How the received elements merge into the box's (`None`: they replace them).
+    combiner: Option<Combiner>,
 }
 
 struct Machine<'b> {
@@ -1161,7 +1163,9 @@ impl Machine<'_> {
             })
             .collect();
         let got = comm.exchange(sends, &wanted).map_err(Box::new)?;
-        for (PendingReceive { slot, index, extents: ext, strides: str, .. }, bytes) in receives.into_iter().zip(got) {
+        for (PendingReceive { slot, index, extents: ext, strides: str, combiner, .. }, bytes) in
+            receives.into_iter().zip(got)
+        {
             let b = &mut self.bufs[slot];
             let elem_bytes = b.elem.bytes();
             let data = b.bytes_mut()?;
@@ -1173,7 +1177,7 @@ impl Machine<'_> {
             };
             // SAFETY: check_box proved the box lies in the buffer when the receive was posted,
             // and storage does not move or shrink while it is live.
-            unsafe { region.unpack(&bytes) };
+            unsafe { receive_into(&region, combiner, &bytes).map_err(Box::new)? };
             self.stores[slot] += (bytes.len() / elem_bytes) as u64;
         }
         Ok(())
@@ -1323,8 +1327,14 @@ impl Machine<'_> {
                         let packed = unsafe { region.pack() };
                         self.sends.push((peer, packed));
                     }
-                    TransferOp::Receive => {
-                        self.receives.push(PendingReceive { peer, slot, index, extents: ext, strides: str })
+                    TransferOp::Receive | TransferOp::Combine(_) => {
+                        let combiner = match op {
+                            TransferOp::Combine(op) => {
+                                Some(Combiner { op: *op, signed: self.bufs[slot].elem.is_int() })
+                            }
+                            _ => None,
+                        };
+                        self.receives.push(PendingReceive { peer, slot, index, extents: ext, strides: str, combiner })
                     }
                 }
                 Ok(())

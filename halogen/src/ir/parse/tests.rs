@@ -148,12 +148,28 @@ fn border_exchanges_in_both_forms() {
         extents: vec![i(8), i(2)],
         strides: vec![i(1), i(8)],
     };
+    let combined = Stmt::Transfer {
+        op: crate::ir::TransferOp::Combine(crate::ir::CombineOp::Max),
+        peer: peer.clone(),
+        buffer: "h".into(),
+        ty: Type::i32(),
+        mins: vec![i(0)],
+        extents: vec![i(256)],
+        strides: vec![],
+    };
     let s = Stmt::block(vec![
-        Stmt::for_loop("p", i(0), Expr::param(Type::i32(), "__ranks"), ForKind::Serial, Stmt::block(vec![boxed, flat])),
+        Stmt::for_loop(
+            "p",
+            i(0),
+            Expr::param(Type::i32(), "__ranks"),
+            ForKind::Serial,
+            Stmt::block(vec![boxed, flat, combined]),
+        ),
         Stmt::TransferWait,
     ]);
     let text = s.to_string();
     assert!(text.contains("receive f:uint16([0, 8], [y:var:int32, 2]) from rank p"), "{text}");
+    assert!(text.contains("combine max h:int32([0, 256]) from rank p"), "{text}");
     assert!(text.contains("send f:uint16[(y:var:int32 * 8)] extents [8, 2] strides [1, 8] to rank p"), "{text}");
     assert!(text.contains("wait transfers"), "{text}");
     round_trip(&s);

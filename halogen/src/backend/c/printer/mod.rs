@@ -548,12 +548,12 @@ impl Dialect for Printer {
     }
 
     fn transfer(&mut self, s: &Stmt) -> Result<()> {
-        use crate::runtime::ffi::exchange_op;
+        use crate::runtime::{distributed::Combiner, ffi::exchange_op};
         self.open("if (!rt->exchange) {");
         self.error_exit("\"the pipeline exchanges borders between ranks, but its runtime has no exchange\"");
         self.close("}");
         let call = match s {
-            Stmt::Transfer { op, peer, buffer, mins, extents, strides, .. } => {
+            Stmt::Transfer { op, peer, buffer, ty, mins, extents, strides } => {
                 let b = self.lookup_buf(buffer)?.clone();
                 let list = |p: &mut Self, v: &[Expr]| -> Result<String> {
                     Ok(v.iter()
@@ -567,6 +567,7 @@ impl Dialect for Printer {
                 let op = match op {
                     TransferOp::Send => exchange_op::SEND,
                     TransferOp::Receive => exchange_op::RECEIVE,
+                    TransferOp::Combine(op) => Combiner { op: *op, signed: ty.is_int() }.code(),
                 };
                 format!(
                     "rt->exchange(ctx, {op}, {}, (void *)({} + {index}), {}, {}, (const int64_t[]){{{exts}}}, (const int64_t[]){{{strs}}})",
