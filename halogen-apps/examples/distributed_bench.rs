@@ -2,7 +2,8 @@
 //! SCHEDULE RUNS`. Each run starts after a barrier and ends when the slowest rank is done
 //! (the output's slices are not gathered: a distributed output stays distributed). Rank 0
 //! prints one line: the fastest run's milliseconds, the bytes all ranks sent in one run,
-//! and, for blur and transpose, the bytes the ghost-zone formula says they must send. A
+//! and, for blur, transpose and hist_eq, the bytes the ghost-zone (or all-reduce) formula
+//! says they must send. A
 //! schedule that is not distributed runs as one process (every rank alone).
 //!
 //! ```text
@@ -42,6 +43,8 @@ fn formula_bytes(app: &str, schedule: &str, w: i64, h: i64, ranks: i32) -> Optio
             let (a, b) = (block_slice(w as i32, r, ranks), block_slice(h as i32, p, ranks));
             i64::from(a.1 - a.0) * i64::from(b.1 - b.0) * 2
         })),
+        // Each rank's whole histogram (256 i32 counts) goes to every other rank.
+        ("hist_eq", "distributed") => Some(pairs(&|_, _| 256 * 4)),
         _ => None,
     }
 }
