@@ -80,10 +80,14 @@ fn main() -> ExitCode {
     let compiled = app.compile(&target).expect("a compiled pipeline");
     let extents = app.output_extents(&inputs).expect("output extents");
     let mut out = DynBuffer::zeros(app.output_type(), &extents).expect("an output");
+    // Each rank holds its block of each distributed input, as in a distributed run.
+    let mine = app.rank_inputs(&inputs, comm.rank(), comm.ranks()).expect("the rank's inputs");
     let mut args = Args::new();
-    app.bind(&inputs, &mut args).expect("bound inputs");
     if distributed {
+        app.bind_on_rank(&inputs, &mine, &mut args).expect("bound inputs");
         args.communicator(comm.clone());
+    } else {
+        app.bind(&inputs, &mut args).expect("bound inputs");
     }
     let mut best = f64::INFINITY;
     let mut sent = 0u64;

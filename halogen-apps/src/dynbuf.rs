@@ -217,6 +217,17 @@ impl DynBuffer {
         each!(self, b => halogen::runtime::gather::all_gather_slices(comm, b, dim, granule))
     }
 
+    /// A new buffer holding the sub-region `min .. min + extent` of dimension `d`, with the
+    /// coordinates kept (see [`halogen::Buffer::crop`]).
+    pub fn crop(&self, d: usize, min: i32, extent: i32) -> halogen::Result<DynBuffer> {
+        Ok(match self {
+            DynBuffer::U8(b) => DynBuffer::U8(b.crop(d, min, extent)?),
+            DynBuffer::U16(b) => DynBuffer::U16(b.crop(d, min, extent)?),
+            DynBuffer::I32(b) => DynBuffer::I32(b.crop(d, min, extent)?),
+            DynBuffer::F32(b) => DynBuffer::F32(b.crop(d, min, extent)?),
+        })
+    }
+
     /// Binds this buffer to `param`.
     pub fn bind<'a>(&'a self, param: &ImageParam, args: &mut Args<'a>) {
         each!(self, b => { args.image(param, b); })

@@ -44,7 +44,7 @@ pub struct HistEq {
 
 const SCHEDULES: &[&str] = &["naive", "root", "hand", "distributed", "gpu", "gpu_one_histogram", "gpu_scan_on_host"];
 
-/// Rows per strip of the output in the `hand` and `distributed` schedules.
+/// Rows per strip of the output in the `hand` schedule.
 const STRIP: i32 = 64;
 
 impl Default for HistEq {
@@ -107,19 +107,21 @@ impl HistEq {
         self.out.split(y, yo, yi, STRIP).parallel(yo).vectorize(x, 32);
     }
 
-    /// Over the ranks of a distributed run: each rank counts the pixels of its block of
-    /// rows into a whole histogram of its own, and an all-reduce sums the ranks'
-    /// histograms (256 counts each) so that every rank holds the image's; the cumulative
-    /// sum, its minimum and the table are computed on every rank (256 values); the output's
-    /// strips of 64 rows are dealt out to the ranks, each running its strips in parallel.
+    /// Over the ranks of a distributed run, each rank holding only its block of the input's
+    /// rows: each rank counts the pixels of its block into a whole histogram of its own,
+    /// and an all-reduce sums the ranks' histograms (256 counts each) so that every rank
+    /// holds the image's; the cumulative sum, its minimum and the table are computed on
+    /// every rank (256 values); each rank maps its own rows of the output, in parallel.
+    /// The input's blocks, the histogram's slices and the output's slices are the same
+    /// rows, so nothing but the histograms moves between ranks.
     pub fn schedule_distributed(&self) {
         let (x, y, i) = (self.x, self.y, self.i);
+        self.input.distribute(&[1]);
         self.hist.compute_root().vectorize(i, 8).update_stage(0).distribute(self.r.y());
         self.cdf.compute_root();
         self.cdf_min.compute_root();
         self.lut.compute_root().vectorize(i, 8);
-        let (yo, yi) = (Var::new("yo"), Var::new("yi"));
-        self.out.split(y, yo, yi, STRIP).parallel(yo).distribute(yo).vectorize(x, 32);
+        self.out.parallel(y).distribute(y).vectorize(x, 32);
     }
 
     /// For a GPU (after Halide's GPU schedule of its histogram apps): the histogram's update
@@ -236,8 +238,8 @@ impl App for HistEq {
     fn schedules(&self) -> &'static [&'static str] {
         SCHEDULES
     }
-    fn distributed_slices(&self) -> (usize, i32) {
-        (1, STRIP)
+    fn input_params(&self) -> Vec<ImageParam> {
+        vec![self.input.clone()]
     }
     fn apply_schedule(&self, name: &str) -> Result<()> {
         match name {

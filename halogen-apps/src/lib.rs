@@ -394,8 +394,50 @@ pub trait App: Send {
         (1, 1)
     }
 
+    /// The app's input images in the order of its inputs, for the ranks of a distributed
+    /// run to find those the schedule distributes (`ImageParam::distribute`), whose
+    /// buffers then hold only the rank's block ([`App::rank_inputs`]). Empty by default:
+    /// no input is distributed.
+    fn input_params(&self) -> Vec<ImageParam> {
+        Vec::new()
+    }
+
+    /// What rank `rank` of `ranks` binds of `inputs`: for each input the schedule
+    /// distributes, the rank's block of it (`halogen::runtime::gather::input_block`) and
+    /// the whole image's region (for `Args::global_input`); the others whole.
+    fn rank_inputs(&self, inputs: &[DynBuffer], rank: i32, ranks: i32) -> Result<RankInputs> {
+        let params = self.input_params();
+        let mut mine = RankInputs::default();
+        for (i, input) in inputs.iter().enumerate() {
+            let Some(dims) = params.get(i).map(|p| p.distributed_dims()).filter(|d| !d.is_empty()) else { continue };
+            let whole: Vec<(i32, i32)> = input.mins().into_iter().zip(input.extents()).collect();
+            let block = halogen::runtime::gather::input_block(&whole, &dims, rank, ranks);
+            let mut cropped = input.clone();
+            for (d, (&(min, extent), &(whole_min, whole_extent))) in block.iter().zip(&whole).enumerate() {
+                if (min, extent) != (whole_min, whole_extent) {
+                    cropped = cropped.crop(d, min, extent)?;
+                }
+            }
+            mine.blocks.push(InputBlock { index: i, block: cropped, whole });
+        }
+        Ok(mine)
+    }
+
+    /// Binds `inputs` as one rank holds them (`mine`, from [`App::rank_inputs`]): the
+    /// blocks of the distributed inputs, with their whole regions, and the others whole.
+    fn bind_on_rank<'a>(&self, inputs: &'a [DynBuffer], mine: &'a RankInputs, args: &mut Args<'a>) -> Result<()> {
+        self.bind(inputs, args)?;
+        let params = self.input_params();
+        for b in &mine.blocks {
+            b.block.bind(&params[b.index], args);
+            args.global_input(&params[b.index], &b.whole);
+        }
+        Ok(())
+    }
+
     /// Runs a compiled `distributed` pipeline as one rank of `communicator`: the rank
-    /// computes its slice of the output, and every rank then holds the whole output.
+    /// holds its block of each distributed input ([`App::rank_inputs`]) and computes its
+    /// slice of the output, and every rank then holds the whole output.
     fn realize_on_rank(
         &self,
         compiled: &Compiled,
@@ -403,8 +445,9 @@ pub trait App: Send {
         communicator: std::sync::Arc<dyn halogen::runtime::distributed::Communicator>,
     ) -> Result<DynBuffer> {
         let mut out = DynBuffer::zeros(self.output_type(), &self.output_extents(inputs)?)?;
+        let mine = self.rank_inputs(inputs, communicator.rank(), communicator.ranks())?;
         let mut args = Args::new();
-        self.bind(inputs, &mut args)?;
+        self.bind_on_rank(inputs, &mine, &mut args)?;
         args.communicator(communicator.clone());
         out.realize(compiled, &args)?;
         let (dim, granule) = self.distributed_slices();
@@ -422,6 +465,24 @@ pub trait App: Send {
     fn build(schedule: &str) -> Result<Self>
     where
         Self: Sized;
+}
+
+/// The blocks of the distributed inputs one rank holds ([`App::rank_inputs`]).
+#[derive(Debug, Default)]
+pub struct RankInputs {
+    /// One per distributed input.
+    pub blocks: Vec<InputBlock>,
+}
+
+/// One rank's block of a distributed input.
+#[derive(Debug)]
+pub struct InputBlock {
+    /// The input's index among the app's inputs.
+    pub index: usize,
+    /// The rank's block of it, with its coordinates kept.
+    pub block: DynBuffer,
+    /// The whole image's `(min, extent)` per dimension.
+    pub whole: Vec<(i32, i32)>,
 }
 
 /// Everything the registry knows about one app without building it.

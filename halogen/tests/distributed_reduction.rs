@@ -215,3 +215,48 @@ fn reductions_that_cannot_be_distributed_are_errors() {
     let e = Pipeline::new(&[&h]).compile(&Target::host()).unwrap_err().to_string();
     assert!(e.contains("Func 'dred_err_target': distribute(r") && e.contains("host-mpi"), "{e}");
 }
+
+#[test]
+fn a_histogram_of_an_input_held_in_blocks_sees_the_whole_image() {
+    // The input is distributed by rows: each rank's buffer holds only its block, yet the
+    // reduction domain's `width()` and `height()` are the whole image's, and each rank's
+    // slice of the rows is its own block, so only the histograms move.
+    let build = |tag: &str, distribute: bool| {
+        let input = ImageParam::new(Type::u8(), 2, &format!("dred_block_{tag}_in"));
+        let i = Var::new("i");
+        let r = RDom::new(&[(Expr::from(0), input.width()), (Expr::from(0), input.height())]);
+        let hist = Func::new(&format!("dred_block_{tag}_hist"));
+        hist.def(i, 0);
+        let bin = input.at((r.x(), r.y())).cast::<i32>();
+        hist.update(bin.clone(), hist.at(bin) + input.height());
+        hist.compute_root();
+        if distribute {
+            input.distribute(&[1]);
+            hist.update_stage(0).distribute(r.y());
+        }
+        (input, hist)
+    };
+    let img = input_image();
+    let (input, hist) = build("ref", false);
+    let expected = &run_on_ranks(&input, &hist, &[256], &Target::interp(), 1)[0].0;
+    for (t, target) in targets().into_iter().enumerate() {
+        let (input, hist) = build(&format!("{t}"), true);
+        let compiled = Pipeline::new(&[&hist]).compile(&target).unwrap();
+        for ranks in 1..=4 {
+            let results = InProcessRanks::run(ranks, |comm: Arc<dyn Communicator>| {
+                let (lo, hi) = halogen::runtime::gather::block_slice(H, comm.rank(), comm.ranks());
+                let mut block = Buffer::<u8>::from_fn(&[W, hi - lo], |c| img[[c[0], c[1] + lo]]);
+                block.set_min(&[0, lo]);
+                let mut o = Buffer::<i32>::new(&[256]);
+                let mut args = Args::new();
+                args.image(&input, &block).communicator(comm.clone()).global_input(&input, &[(0, W), (0, H)]);
+                compiled.realize(&args, &mut o).unwrap();
+                (o, comm.stats())
+            });
+            for (r, (o, stats)) in (0..).zip(results) {
+                assert_eq!(o.as_slice(), expected.as_slice(), "{target}: rank {r} of {ranks}");
+                assert_eq!(stats.bytes_sent, (ranks as u64 - 1) * 256 * 4, "{target}: rank {r} of {ranks}");
+            }
+        }
+    }
+}

@@ -437,11 +437,63 @@ fn read_through_placements(infos: &mut [FuncInfo], placed: &[(Name, crate::lang:
             e
         }
     }
+    // The algorithm's view of a distributed image's shape (`input.width()`, ...) is the
+    // whole image's on every rank, as the seed's DistributedImage has it: the rank's buffer
+    // holds only its block, whose own shape only the placement's loads and checks use.
+    struct GlobalShape<'a>(&'a [(Name, crate::lang::func::Func)]);
+    impl Mutator for GlobalShape<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = crate::ir::mutate_expr_children(self, e);
+            if let ExprKind::Var { name, binding: crate::ir::VarBinding::Param } = e.kind() {
+                for (image, _) in self.0 {
+                    let Some(rest) = name.strip_prefix(&**image).and_then(|r| r.strip_prefix('.')) else {
+                        continue;
+                    };
+                    for what in ["min", "extent"] {
+                        if let Some(d) = rest.strip_prefix(what).and_then(|r| r.strip_prefix('.')) {
+                            if let Ok(d) = d.parse::<usize>() {
+                                let global = super::distribute::global_region_param(image, what, d);
+                                return Expr::param(e.ty(), global);
+                            }
+                        }
+                    }
+                }
+            }
+            e
+        }
+    }
     let wrappers: Vec<Name> = placed.iter().map(|(_, w)| w.name()).collect();
+    // Reduction domains are shared between stages by identity: each is rewritten once.
+    let mut domains: Vec<(ReductionRef, ReductionRef)> = Vec::new();
     for f in infos.iter_mut().filter(|f| !wrappers.contains(&f.name)) {
+        let global = |e: &Expr| GlobalShape(placed).mutate_expr(e);
         for s in f.stages.iter_mut() {
-            s.args = s.args.iter().map(|a| Redirect(placed).mutate_expr(a)).collect();
-            s.values = s.values.iter().map(|v| Redirect(placed).mutate_expr(v)).collect();
+            s.args = s.args.iter().map(|a| Redirect(placed).mutate_expr(&global(a))).collect();
+            s.values = s.values.iter().map(|v| Redirect(placed).mutate_expr(&global(v))).collect();
+            if let Some(r) = &s.rdom {
+                let rewritten = match domains.iter().find(|(old, _)| old == r) {
+                    Some((_, new)) => new.clone(),
+                    None => {
+                        let vars =
+                            r.0.vars
+                                .iter()
+                                .map(|v| crate::ir::ReductionVariable {
+                                    name: v.name.clone(),
+                                    min: global(&v.min),
+                                    extent: global(&v.extent),
+                                })
+                                .collect();
+                        let new = ReductionRef(std::sync::Arc::new(crate::ir::ReductionDomain { vars }));
+                        domains.push((r.clone(), new.clone()));
+                        new
+                    }
+                };
+                s.rdom = Some(rewritten);
+            }
+        }
+        for b in &mut f.schedule.bounds {
+            b.min = global(&b.min);
+            b.extent = global(&b.extent);
         }
     }
 }
