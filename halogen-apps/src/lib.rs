@@ -403,7 +403,7 @@ pub trait App: Send {
     }
 
     /// What rank `rank` of `ranks` binds of `inputs`: for each input the schedule
-    /// distributes, the rank's block of it (`halogen::runtime::gather::input_block`) and
+    /// distributes, the rank's block of it (`halogen::lower::distribute::input_block`) and
     /// the whole image's region (for `Args::global_input`); the others whole.
     fn rank_inputs(&self, inputs: &[DynBuffer], rank: i32, ranks: i32) -> Result<RankInputs> {
         let params = self.input_params();
@@ -411,7 +411,7 @@ pub trait App: Send {
         for (i, input) in inputs.iter().enumerate() {
             let Some(dims) = params.get(i).map(|p| p.distributed_dims()).filter(|d| !d.is_empty()) else { continue };
             let whole: Vec<(i32, i32)> = input.mins().into_iter().zip(input.extents()).collect();
-            let block = halogen::runtime::gather::input_block(&whole, &dims, rank, ranks);
+            let block = halogen::lower::distribute::input_block(&whole, &dims, rank, ranks);
             let mut cropped = input.clone();
             for (d, (&(min, extent), &(whole_min, whole_extent))) in block.iter().zip(&whole).enumerate() {
                 if (min, extent) != (whole_min, whole_extent) {

@@ -835,7 +835,7 @@ impl Exchange {
 ///
 /// # Safety
 /// As for [`StridedRegion::pack`] and [`StridedRegion::unpack`].
-pub(crate) unsafe fn receive_into(region: &StridedRegion, combiner: Option<Combiner>, bytes: &[u8]) -> Result<()> {
+unsafe fn receive_into(region: &StridedRegion, combiner: Option<Combiner>, bytes: &[u8]) -> Result<()> {
     match combiner {
         // SAFETY: the caller's promise.
         None => unsafe { region.unpack(bytes) },

@@ -25,41 +25,6 @@ pub fn block_slice(extent: i32, rank: i32, ranks: i32) -> (i32, i32) {
     (lo as i32, (lo + size).min(extent) as i32)
 }
 
-/// The block of a distributed input (`ImageParam::distribute(dims)`) that rank `rank` of
-/// `ranks` holds, as `(min, extent)` per dimension of the whole image `region`: the
-/// [`block_slice`] of each distributed dimension, over the grid of ranks
-/// [`crate::lower::distribute::grid_shape`] chooses for several (row-major, the lowest
-/// dimension fastest), the other dimensions whole. This is the block the pipeline's own
-/// distribution of the image expects in the rank's input buffer.
-///
-/// ```
-/// use halogen::runtime::gather::input_block;
-/// // 10 rows over 3 ranks: rank 1 holds rows [4, 8), every column.
-/// assert_eq!(input_block(&[(0, 6), (0, 10)], &[1], 1, 3), vec![(0, 6), (4, 4)]);
-/// // A 2 × 2 grid of 4 ranks over both dimensions.
-/// assert_eq!(input_block(&[(0, 6), (2, 10)], &[0, 1], 3, 4), vec![(3, 3), (7, 5)]);
-/// ```
-pub fn input_block(region: &[(i32, i32)], dims: &[usize], rank: i32, ranks: i32) -> Vec<(i32, i32)> {
-    let mut dims = dims.to_vec();
-    dims.sort_unstable();
-    dims.dedup();
-    let mut block = region.to_vec();
-    let (shape, mut below) = match dims.len() {
-        0 => return block,
-        1 => (vec![ranks.max(1)], 1),
-        n => (crate::lower::distribute::grid_shape(n, ranks), 1),
-    };
-    for (i, &d) in dims.iter().enumerate() {
-        let Some(&(min, extent)) = region.get(d) else { continue };
-        let q = rank / below;
-        let coordinate = if i + 1 == shape.len() { q } else { q % shape[i] };
-        below *= shape[i];
-        let (lo, hi) = block_slice(extent, coordinate, shape[i]);
-        block[d] = (min + lo, hi - lo);
-    }
-    block
-}
-
 /// The coordinates `[lo, hi)` of `[0, extent)` that rank `rank` of `ranks` computes when a
 /// loop over groups of `granule` coordinates is distributed (the outer loop of a split by
 /// `granule`): the groups of its [`block_slice`], the last group cut at `extent`.

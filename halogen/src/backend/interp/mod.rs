@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::ir::semantics::{self, Scalar};
 use crate::ir::stack;
 use crate::ir::{BinOp, CallKind, CmpOp, Expr, ExprKind, Intrinsic, MsgPart, Name, Stmt, TransferOp, Type, TypeCode};
-use crate::runtime::distributed::{receive_into, Combiner, Communicator, StridedRegion};
+use crate::runtime::distributed::{Combiner, Communicator, Exchange, StridedRegion};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -219,8 +219,7 @@ impl<'a> Interpreter<'a> {
             vars,
             bufs,
             communicator: self.communicator.clone(),
-            sends: Vec::new(),
-            receives: Vec::new(),
+            exchange: Exchange::default(),
             stores: vec![0; n],
             allocs: vec![None; n],
         }
@@ -805,26 +804,13 @@ fn format_value(v: Scalar, ty: Type) -> String {
     }
 }
 
-/// A receive of a border exchange under way: from `peer` into buffer slot `slot`, the box
-/// of `extents` × `strides` elements from `index`.
-struct PendingReceive {
-    peer: i32,
-    slot: usize,
-    index: i64,
-    extents: Vec<i64>,
-    strides: Vec<i64>,
-    /// How the received elements merge into the box's (`None`: they replace them).
-    combiner: Option<Combiner>,
-}
-
 struct Machine<'b> {
     vars: Vec<Val>,
     bufs: Vec<RtBuf<'b>>,
-    /// The ranks of a distributed run, and the border exchange under way: packed sends,
-    /// and where each receive goes (buffer slot, first index, extents, strides).
+    /// The ranks of a distributed run, and the border exchange under way (the runtime's,
+    /// as generated code posts it).
     communicator: Option<Arc<dyn Communicator>>,
-    sends: Vec<(i32, Vec<u8>)>,
-    receives: Vec<PendingReceive>,
+    exchange: Exchange,
     /// Lanes stored, per buffer slot.
     stores: Vec<u64>,
     /// Largest allocation in elements, per buffer slot.
@@ -1144,7 +1130,7 @@ impl Machine<'_> {
         // Every rank completes every exchange, with messages or without (the transports
         // number them); without a communicator there are no other ranks.
         let Some(comm) = self.communicator.clone() else {
-            if self.sends.is_empty() && self.receives.is_empty() {
+            if self.exchange.is_empty() {
                 return Ok(());
             }
             return Err(runtime(
@@ -1153,33 +1139,7 @@ impl Machine<'_> {
                     .into(),
             ));
         };
-        let sends = std::mem::take(&mut self.sends);
-        let receives = std::mem::take(&mut self.receives);
-        let wanted: Vec<(i32, usize)> = receives
-            .iter()
-            .map(|r| {
-                let n: i64 = r.extents.iter().map(|&e| e.max(0)).product();
-                (r.peer, n as usize * self.bufs[r.slot].elem.bytes())
-            })
-            .collect();
-        let got = comm.exchange(sends, &wanted).map_err(Box::new)?;
-        for (PendingReceive { slot, index, extents: ext, strides: str, combiner, .. }, bytes) in
-            receives.into_iter().zip(got)
-        {
-            let b = &mut self.bufs[slot];
-            let elem_bytes = b.elem.bytes();
-            let data = b.bytes_mut()?;
-            let region = StridedRegion {
-                base: data.as_mut_ptr().wrapping_add(index as usize * elem_bytes),
-                elem_bytes,
-                extents: ext,
-                strides: str,
-            };
-            // SAFETY: check_box proved the box lies in the buffer when the receive was posted,
-            // and storage does not move or shrink while it is live.
-            unsafe { receive_into(&region, combiner, &bytes).map_err(Box::new)? };
-            self.stores[slot] += (bytes.len() / elem_bytes) as u64;
-        }
+        self.exchange.finish(&*comm).map_err(Box::new)?;
         Ok(())
     }
 
@@ -1312,29 +1272,32 @@ impl Machine<'_> {
                 }
                 let slot = Self::slot(buf)?;
                 self.check_box(slot, index, &ext, &str)?;
+                let elem = self.bufs[slot].elem;
+                let region = |base: *mut u8| StridedRegion {
+                    base: base.wrapping_add(index as usize * elem.bytes()),
+                    elem_bytes: elem.bytes(),
+                    extents: ext.clone(),
+                    strides: str.clone(),
+                };
+                // SAFETY (all three): check_box proved every element of the box lies in the
+                // buffer, and storage does not move or shrink while it is live, so the
+                // receives' regions stay valid until the wait that completes them.
                 match op {
                     TransferOp::Send => {
-                        let b = &self.bufs[slot];
-                        let bytes = b.bytes()?;
-                        let region = StridedRegion {
-                            // Only read through: pack copies out of it.
-                            base: bytes.as_ptr().wrapping_add(index as usize * b.elem.bytes()) as *mut u8,
-                            elem_bytes: b.elem.bytes(),
-                            extents: ext,
-                            strides: str,
-                        };
-                        // SAFETY: check_box proved every element of the box lies in the buffer.
-                        let packed = unsafe { region.pack() };
-                        self.sends.push((peer, packed));
+                        // Only read through: the send is packed now.
+                        let base = self.bufs[slot].bytes()?.as_ptr() as *mut u8;
+                        unsafe { self.exchange.post_send(peer, &region(base)) };
                     }
-                    TransferOp::Receive | TransferOp::Combine(_) => {
-                        let combiner = match op {
-                            TransferOp::Combine(op) => {
-                                Some(Combiner { op: *op, signed: self.bufs[slot].elem.is_int() })
-                            }
-                            _ => None,
-                        };
-                        self.receives.push(PendingReceive { peer, slot, index, extents: ext, strides: str, combiner })
+                    TransferOp::Receive => {
+                        let r = region(self.bufs[slot].bytes_mut()?.as_mut_ptr());
+                        self.stores[slot] += (r.bytes() / elem.bytes()) as u64;
+                        unsafe { self.exchange.post_receive(peer, r) };
+                    }
+                    TransferOp::Combine(op) => {
+                        let r = region(self.bufs[slot].bytes_mut()?.as_mut_ptr());
+                        self.stores[slot] += (r.bytes() / elem.bytes()) as u64;
+                        let combiner = Combiner { op: *op, signed: elem.is_int() };
+                        unsafe { self.exchange.post_combine(peer, r, combiner) };
                     }
                 }
                 Ok(())
