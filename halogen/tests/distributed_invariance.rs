@@ -6,7 +6,9 @@
 //! Each Func is inlined, computed at root on every rank (the region all ranks need),
 //! `compute_rank`, or computed at root and distributed: by rows, by strips of rows (the
 //! outer loop of a split) or over a grid of ranks. Funcs with updates are never
-//! distributed. The output is distributed by rows or by strips. 24 cases by default
+//! distributed themselves, but a histogram's reduction domain may be: by rows, by strips
+//! of rows, or over a grid of ranks, completed by an all-reduce. The output is distributed
+//! by rows or by strips. 24 cases by default
 //! (`HALOGEN_DISTRIBUTED_CASES` sets it) on the interpreter (`interp-mpi`;
 //! `HALOGEN_DISTRIBUTED_TARGET=host-mpi` runs them as C).
 
@@ -64,6 +66,20 @@ fn apply(stages: &[StageKind], choices: &[Choice], b: &rp::Built) -> (String, i3
             k => k,
         };
         let name = f.name();
+        if let (Some(r), 3..=5) = (&b.domains[s], c.kind) {
+            // The histogram computed on every rank, each running its part of the domain.
+            let stage = f.compute_root().update_stage(0);
+            match c.kind {
+                3 => stage.distribute(r.y()),
+                4 => stage.split(r.y(), Var::new("ryo"), Var::new("ryi"), c.strip).distribute(Var::new("ryo")),
+                _ => stage.distribute(r.x()).distribute(r.y()),
+            };
+            log += &format!("{name}: root, its reduction domain distributed ({}); ", c.kind);
+            if c.parallel {
+                f.parallel(y);
+            }
+            continue;
+        }
         match kind {
             1 => {
                 f.compute_root();

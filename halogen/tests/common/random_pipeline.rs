@@ -164,10 +164,13 @@ pub fn end_with_pure_stage(stages: &mut Vec<StageKind>) -> bool {
     add
 }
 
-/// A pipeline built from its stages: the input and the Funcs, the (clamped) input first.
+/// A pipeline built from its stages: the input and the Funcs, the (clamped) input first,
+/// and each Func's reduction domain where its update has one that schedules may split or
+/// distribute (the histograms').
 pub struct Built {
     pub input: ImageParam,
     pub funcs: Vec<Func>,
+    pub domains: Vec<Option<RDom>>,
 }
 
 /// How the first Func reads the input outside its bounds.
@@ -205,6 +208,7 @@ pub fn build_with(stages: &[StageKind], b: InputBoundary) -> Built {
         }
     };
     let mut funcs = vec![first];
+    let mut domains = vec![None];
     for (i, k) in stages.iter().enumerate() {
         let f = Func::new(&format!("f{}", i + 1));
         let at = |s: usize, a: Expr, b: Expr| funcs[s].at((a, b));
@@ -235,6 +239,7 @@ pub fn build_with(stages: &[StageKind], b: InputBoundary) -> Built {
                 f.def((x, y), 0);
                 let bin = at(*src, r.x().into(), r.y().into()) % 8;
                 f.update((bin.clone(), Expr::from(0)), f.at((bin, Expr::from(0))) + 1);
+                domains.push(Some(r));
             }
             StageKind::Scan { src } => {
                 let r = RDom::new(&[(Expr::from(1), Expr::from(7))]);
@@ -260,8 +265,9 @@ pub fn build_with(stages: &[StageKind], b: InputBoundary) -> Built {
             }
         }
         funcs.push(f);
+        domains.resize(funcs.len(), None);
     }
-    Built { input, funcs }
+    Built { input, funcs, domains }
 }
 
 /// How many forms [`gather_bounds`] has.
