@@ -17,7 +17,7 @@ for spec in "blur 6400 4800 distributed_exchange" "blur 6400 4800 distributed" \
     "local_laplacian 2560 1536 distributed" "transpose 4096 4096 distributed" \
     "transpose 4096 4096 distributed_columns" "wavelet 2048 1536 distributed" \
     "camera_pipe 2592 1968 distributed" "bilateral_grid 2560 1536 distributed" \
-    "interpolate 3072 2048 distributed" "hist_eq 4000 3000 distributed"; do
+    "interpolate 3072 2048 distributed" "hist_eq 4000 3000 distributed" "hist_eq 4000 3000 distributed_strips"; do
     set -- $spec
     app=$1 w=$2 h=$3 sched=$4
     "${MPIRUN[@]}" -np 1 -x HALOGEN_NUM_THREADS=2 "$BIN" "$app" "$w" "$h" hand "$RUNS"

@@ -42,9 +42,10 @@ pub struct HistEq {
     pub r: RDom,
 }
 
-const SCHEDULES: &[&str] = &["naive", "root", "hand", "distributed", "gpu", "gpu_one_histogram", "gpu_scan_on_host"];
+const SCHEDULES: &[&str] =
+    &["naive", "root", "hand", "distributed", "distributed_strips", "gpu", "gpu_one_histogram", "gpu_scan_on_host"];
 
-/// Rows per strip of the output in the `hand` schedule.
+/// Rows per strip in the `hand` and `distributed_strips` schedules.
 const STRIP: i32 = 64;
 
 impl Default for HistEq {
@@ -115,13 +116,36 @@ impl HistEq {
     /// The input's blocks, the histogram's slices and the output's slices are the same
     /// rows, so nothing but the histograms moves between ranks.
     pub fn schedule_distributed(&self) {
+        self.hist.compute_root().vectorize(self.i, 8).update_stage(0).distribute(self.r.y());
+        self.distributed_rest();
+    }
+
+    /// What both distributed schedules share: the input in blocks of rows, the tables on
+    /// every rank, the output's rows distributed and parallel.
+    fn distributed_rest(&self) {
         let (x, y, i) = (self.x, self.y, self.i);
         self.input.distribute(&[1]);
-        self.hist.compute_root().vectorize(i, 8).update_stage(0).distribute(self.r.y());
         self.cdf.compute_root();
         self.cdf_min.compute_root();
         self.lut.compute_root().vectorize(i, 8);
         self.out.parallel(y).distribute(y).vectorize(x, 32);
+    }
+
+    /// [`HistEq::schedule_distributed`] with the histogram counted in parallel within
+    /// each rank, as the `hand` schedule counts it: partial histograms per strip of 64
+    /// rows (`rfactor`), computed per rank (`compute_rank`: only the strips of this rank),
+    /// merged by the histogram's update, whose strips are distributed and then
+    /// all-reduced. The ranks' strips are not their blocks of input rows, so the rows
+    /// between them are exchanged as well (about 36 rows of 4000 pixels at 4000×3000 on 2
+    /// ranks).
+    pub fn schedule_distributed_strips(&self) {
+        let i = self.i;
+        let (ryo, ryi, u) = (Var::new("ryo"), Var::new("ryi"), Var::new("u"));
+        self.hist.compute_root().vectorize(i, 8);
+        let partial = self.hist.update_stage(0).split(self.r.y(), ryo, ryi, STRIP).rfactor(&[(ryo, u)]);
+        partial.compute_rank().vectorize(i, 8).update_stage(0).parallel(u);
+        self.hist.update_stage(0).vectorize(i, 8).distribute(ryo);
+        self.distributed_rest();
     }
 
     /// For a GPU (after Halide's GPU schedule of its histogram apps): the histogram's update
@@ -247,6 +271,7 @@ impl App for HistEq {
             "root" => self.schedule_root(),
             "hand" => self.schedule_hand(),
             "distributed" => self.schedule_distributed(),
+            "distributed_strips" => self.schedule_distributed_strips(),
             "gpu" => self.schedule_gpu(),
             "gpu_one_histogram" => self.schedule_gpu_one_histogram(),
             "gpu_scan_on_host" => self.schedule_gpu_scan_on_host(),
