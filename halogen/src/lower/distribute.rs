@@ -216,7 +216,8 @@ pub fn reduction(f: &FuncInfo, k: usize) -> Result<Option<DistributedReduction>>
         matches!(e.kind(), ExprKind::Call { name, args, kind: CallKind::Func { value_index: 0, .. } }
             if *name == f.name && *args == stage.args)
     };
-    let reduces = |call: &Expr, other: &Expr| is_self(call) && !reads(other, &f.name);
+    let reads_f = |e: &Expr| !super::schedule_functions::self_calls(&f.name, std::slice::from_ref(e)).is_empty();
+    let reduces = |call: &Expr, other: &Expr| is_self(call) && !reads_f(other);
     if !reduces(a, b) && !reduces(b, a) {
         return Err(shape());
     }
@@ -232,22 +233,6 @@ pub fn reduction(f: &FuncInfo, k: usize) -> Result<Option<DistributedReduction>>
     };
     let identity = crate::lang::rfactor::identity(*bin, ty).ok_or_else(shape)?;
     Ok(Some(DistributedReduction { op, identity }))
-}
-
-/// Whether `e` calls the Func `name`.
-fn reads(e: &Expr, name: &Name) -> bool {
-    struct Finder<'a>(&'a Name, bool);
-    impl crate::ir::Visitor for Finder<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { name, kind: CallKind::Func { .. }, .. } = e.kind() {
-                self.1 |= name == self.0;
-            }
-            crate::ir::walk_expr(self, e)
-        }
-    }
-    let mut finder = Finder(name, false);
-    crate::ir::Visitor::visit_expr(&mut finder, e);
-    finder.1
 }
 
 /// A distributed loop of a stage: its coordinate on the grid of ranks and the grid's
@@ -465,31 +450,45 @@ pub fn border_exchange(f: &FuncInfo, owned: &[Interval], needed: &[Interval], fr
             })
             .collect()
     };
-    let transfer = |op, (mins, extents): (Vec<Expr>, Vec<Expr>)| {
-        let nonempty = extents
-            .iter()
-            .map(|e| Expr::lt(Expr::i32(0), e.clone()))
-            .reduce(Expr::and)
-            .unwrap_or_else(|| Expr::bool_imm(true));
-        let t = Stmt::Transfer {
-            op,
-            peer: peer.clone(),
-            buffer: f.name.clone(),
-            ty: f.types[0],
-            mins,
-            extents,
-            strides: Vec::new(),
-        };
-        Stmt::if_then(simplify(&nonempty), t)
-    };
+    let transfer = |op, (mins, extents): (Vec<Expr>, Vec<Expr>)| transfer_if_nonempty(f, op, &peer, mins, extents);
     // Receives first: a peer's send then finds its receive posted.
     let receive = transfer(TransferOp::Receive, intersect(&at_peer(owned), needed));
     let send = transfer(TransferOp::Send, intersect(owned, &at_peer(needed)));
-    let not_self = Expr::cmp(crate::ir::CmpOp::Ne, peer.clone(), i32_param(RANK));
-    let mut body = Stmt::if_then(not_self, Stmt::block(vec![receive, send]));
+    let mut body = unless_self(&peer, Stmt::block(vec![receive, send]));
     for (n, v) in frame.iter().rev() {
         body = Stmt::let_stmt(peer_name(n), for_peer(v, &peer, &symbols), body);
     }
+    over_peers_then_wait(peer_var, body)
+}
+
+/// The transfer `op` of `f`'s box `mins`/`extents` with rank `peer`, posted only where the
+/// box is not empty.
+fn transfer_if_nonempty(f: &FuncInfo, op: TransferOp, peer: &Expr, mins: Vec<Expr>, extents: Vec<Expr>) -> Stmt {
+    let nonempty = extents
+        .iter()
+        .map(|e| Expr::lt(Expr::i32(0), e.clone()))
+        .reduce(Expr::and)
+        .unwrap_or_else(|| Expr::bool_imm(true));
+    let t = Stmt::Transfer {
+        op,
+        peer: peer.clone(),
+        buffer: f.name.clone(),
+        ty: f.types[0],
+        mins,
+        extents,
+        strides: Vec::new(),
+    };
+    Stmt::if_then(simplify(&nonempty), t)
+}
+
+/// `body` where `peer` is another rank than this one.
+fn unless_self(peer: &Expr, body: Stmt) -> Stmt {
+    Stmt::if_then(Expr::cmp(crate::ir::CmpOp::Ne, peer.clone(), i32_param(RANK)), body)
+}
+
+/// `body` for every rank as `peer_var`, then the wait that completes the transfers it
+/// posted.
+fn over_peers_then_wait(peer_var: Name, body: Stmt) -> Stmt {
     let peers = Stmt::for_loop(peer_var, Expr::i32(0), i32_param(RANKS), ForKind::Serial, body);
     Stmt::block(vec![peers, Stmt::TransferWait])
 }
@@ -502,25 +501,9 @@ pub fn border_exchange(f: &FuncInfo, owned: &[Interval], needed: &[Interval], fr
 pub fn all_reduce(f: &FuncInfo, red: &DistributedReduction, mins: &[Expr], extents: &[Expr]) -> Stmt {
     let peer_var: Name = format!("{}.reduce.peer", f.name).into();
     let peer = Expr::var(Type::i32(), peer_var.clone());
-    let transfer = |op| Stmt::Transfer {
-        op,
-        peer: peer.clone(),
-        buffer: f.name.clone(),
-        ty: f.types[0],
-        mins: mins.to_vec(),
-        extents: extents.to_vec(),
-        strides: Vec::new(),
-    };
-    let not_self = Expr::cmp(crate::ir::CmpOp::Ne, peer.clone(), i32_param(RANK));
-    let body =
-        Stmt::if_then(not_self, Stmt::block(vec![transfer(TransferOp::Combine(red.op)), transfer(TransferOp::Send)]));
-    let peers = Stmt::for_loop(peer_var, Expr::i32(0), i32_param(RANKS), ForKind::Serial, body);
-    let nonempty = extents
-        .iter()
-        .map(|e| Expr::lt(Expr::i32(0), e.clone()))
-        .reduce(Expr::and)
-        .unwrap_or_else(|| Expr::bool_imm(true));
-    Stmt::block(vec![Stmt::if_then(simplify(&nonempty), peers), Stmt::TransferWait])
+    let transfer = |op| transfer_if_nonempty(f, op, &peer, mins.to_vec(), extents.to_vec());
+    let body = unless_self(&peer, Stmt::block(vec![transfer(TransferOp::Combine(red.op)), transfer(TransferOp::Send)]));
+    over_peers_then_wait(peer_var, body)
 }
 
 /// Starts the distributed reduction `red` of `f`: on every rank but 0, the box

@@ -1288,16 +1288,16 @@ impl Machine<'_> {
                         let base = self.bufs[slot].bytes()?.as_ptr() as *mut u8;
                         unsafe { self.exchange.post_send(peer, &region(base)) };
                     }
-                    TransferOp::Receive => {
+                    TransferOp::Receive | TransferOp::Combine(_) => {
                         let r = region(self.bufs[slot].bytes_mut()?.as_mut_ptr());
                         self.stores[slot] += (r.bytes() / elem.bytes()) as u64;
-                        unsafe { self.exchange.post_receive(peer, r) };
-                    }
-                    TransferOp::Combine(op) => {
-                        let r = region(self.bufs[slot].bytes_mut()?.as_mut_ptr());
-                        self.stores[slot] += (r.bytes() / elem.bytes()) as u64;
-                        let combiner = Combiner { op: *op, signed: elem.is_int() };
-                        unsafe { self.exchange.post_combine(peer, r, combiner) };
+                        match op {
+                            TransferOp::Combine(op) => {
+                                let combiner = Combiner { op: *op, signed: elem.is_int() };
+                                unsafe { self.exchange.post_combine(peer, r, combiner) };
+                            }
+                            _ => unsafe { self.exchange.post_receive(peer, r) },
+                        }
                     }
                 }
                 Ok(())
